@@ -1,0 +1,212 @@
+"""The ``sourcesum`` command line: list, run, evaluate, leaderboard.
+
+Every user-facing failure prints one ``error: ...`` line and exits 2 (``--debug`` shows the
+traceback instead). Output for machines is JSON (``--json``); output for people is tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from benchmark import paths
+from benchmark.errors import SourceSumError
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_params(items: Sequence[str], rankers: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``["random.seed=3"]`` -> ``{"random": {"seed": 3}}`` (values parsed as JSON if possible)."""
+    params: dict[str, dict[str, Any]] = {name: {} for name in rankers}
+    for item in items:
+        target, _, value = item.partition("=")
+        ranker, _, key = target.partition(".")
+        if not key or not _:
+            raise SourceSumError(f"--param {item!r}: expected RANKER.NAME=VALUE, e.g. random.seed=3")
+        if ranker not in params:
+            raise SourceSumError(f"--param {item!r}: ranker {ranker!r} is not in --ranker")
+        params[ranker][key] = _parse_value(value)
+    return params
+
+
+def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measures) -> None:
+    from benchmark.evaluation import result_key
+    from benchmark.render import format_table
+
+    if as_json:
+        print(json.dumps({"results": records}, indent=2))
+        return
+    columns = [system_key, "split", "examples"] + [result_key(m) for m in measures]
+    print(format_table(records, columns))
+    for record in records:
+        if record.get("undefined"):
+            print(f"note: {record[system_key]} on {record['split']}: measure undefined (no relevant "
+                  f"sentence) on {record['undefined']} pairs, left out of the mean")
+        if record.get("nan_replaced"):
+            print(f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']}")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from benchmark.data import split_info, split_names
+    from rankers import RANKERS
+
+    splits = [{"name": n, "title": split_info(n).title, "pairs": split_info(n).pairs} for n in split_names()]
+    rankers = [
+        {"name": name, "version": cls.version, "description": (cls.__doc__ or "").strip().split("\n")[0]}
+        for name, cls in RANKERS.items()
+    ]
+    if args.json:
+        print(json.dumps({"splits": splits, "rankers": rankers}, indent=2))
+        return 0
+    print("Splits ('all' = the first four):")
+    for s in splits:
+        print(f"  {s['name']:<20} {s['pairs']:>4} pairs  {s['title']}")
+    print("Rankers:")
+    for r in rankers:
+        print(f"  {r['name']:<16} v{r['version']:<3} {r['description']}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from benchmark.data import load_split, resolve_split_names
+    from benchmark.evaluation import evaluate
+    from benchmark.measures import parse_measures
+    from benchmark.runner import run_ranker
+    from benchmark.store import ScoreStore
+    from rankers import create_ranker
+
+    names = [n.strip() for n in args.ranker.split(",") if n.strip()]
+    params = parse_params(args.param, names)
+    rankers = [create_ranker(name, **params[name]) for name in names]
+    splits = [load_split(name) for name in resolve_split_names(args.split)]
+    measures = parse_measures(args.measures)
+    store = ScoreStore(args.scores_dir or paths.scores_dir())
+    results = []
+    for ranker in rankers:
+        for split in splits:
+            entry = run_ranker(ranker, split, store, progress=not args.no_progress)
+            evaluation = evaluate(split, entry.scores, ranker.label, measures)
+            results.append(evaluation.summary())
+    _emit(results, args.json, "ranker", measures)
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from benchmark.data import load_split, split_info
+    from benchmark.evaluation import evaluate
+    from benchmark.measures import parse_measures
+    from benchmark.scorefiles import check_against_split, infer_split, read_sourcesum_json, read_trec_run
+
+    if args.format == "sourcesum":
+        if not args.field:
+            raise SourceSumError("evaluate: --field KEY is required for SourceSum-format files")
+        loaded = read_sourcesum_json(Path(args.file), args.field)
+        system = args.field
+    else:
+        loaded = read_trec_run(Path(args.file))
+        system = args.field or Path(args.file).stem
+    if args.split:
+        split_info(args.split)
+        split = load_split(args.split)
+    else:
+        split = infer_split(loaded)
+    check_against_split(loaded, split)
+    measures = parse_measures(args.measures)
+    evaluation = evaluate(split, loaded.scores, system, measures, source=str(loaded.path))
+    evaluation.nan_replaced = loaded.nan_replaced
+    record = evaluation.summary(system_key="field")
+    record["nan_replaced"] = loaded.nan_replaced
+    _emit([record], args.json, "field", measures)
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from benchmark.leaderboard import collect
+    from benchmark.render import RENDERERS
+    from benchmark.store import ScoreStore
+    from benchmark.atomic import write_text_atomic
+
+    board = collect(ScoreStore(args.scores_dir or paths.scores_dir()))
+    text = RENDERERS[args.format](board)
+    output = args.output
+    if output is None and args.format == "markdown":
+        output = str(paths.LEADERBOARD_PATH)
+    if output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(Path(output), text)
+        print(f"wrote {output} ({len(board.rows)} rows)")
+    for item in board.stale:
+        print(f"note: skipped stale score file {item}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sourcesum", description=__doc__.split("\n")[0])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list splits and registered rankers")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+    measures_help = "comma-separated measures (nDCG, nDCG@k, AP, P@k, R@k, RR, Spearman)"
+    p = sub.add_parser("run", help="run rankers over splits (cached) and print NDCG/MAP")
+    p.add_argument("--ranker", required=True, help="comma-separated ranker names")
+    p.add_argument("--split", default="all", help="comma-separated split names; 'all' = main four")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="RANKER.NAME=VALUE")
+    p.add_argument("--measures", default="nDCG,AP", help=measures_help)
+    p.add_argument("--scores-dir", help="score store (default: $SOURCESUM_SCORES_DIR or data/scores)")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("evaluate", help="evaluate a score file produced elsewhere")
+    p.add_argument("file")
+    p.add_argument("--field", help="annotation field holding the scores (SourceSum format)")
+    p.add_argument("--format", choices=["sourcesum", "trec"], default="sourcesum")
+    p.add_argument("--split", help="split name (default: inferred from the pair ids)")
+    p.add_argument("--measures", default="nDCG,AP", help=measures_help)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("leaderboard", help="regenerate leaderboard.md from cached scores")
+    p.add_argument("--format", choices=["markdown", "csv", "json", "latex"], default="markdown")
+    p.add_argument("--output", "-o", help="file to write ('-' = stdout; markdown default: leaderboard.md)")
+    p.add_argument("--scores-dir", help="score store (default: $SOURCESUM_SCORES_DIR or data/scores)")
+    p.set_defaults(func=cmd_leaderboard)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return handler(args)
+    except SourceSumError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted; finished pairs are cached, rerun to resume", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
+        if args.debug:
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

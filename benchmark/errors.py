@@ -1,0 +1,27 @@
+"""Error types the CLI turns into one-line messages.
+
+Every user-facing failure raises a :class:`SourceSumError` (or a subclass) whose message says
+what is wrong and what to do; the CLI prints it on one line and exits non-zero.
+"""
+
+from __future__ import annotations
+
+
+class SourceSumError(Exception):
+    """Base class for every error meant for the user rather than a traceback."""
+
+
+class DataError(SourceSumError):
+    """Missing, corrupt or malformed SourceSum data (names the file and pair)."""
+
+
+class ScoreFileError(SourceSumError):
+    """A score file that does not match its split (names the file and pair)."""
+
+
+class RankerError(SourceSumError):
+    """A ranker that failed, or returned unusable scores (names the ranker and pair)."""
+
+
+class UnknownNameError(SourceSumError):
+    """An unknown ranker, split or measure name."""

@@ -1,0 +1,98 @@
+"""Measures as small declarative objects with canonical names (``nDCG``, ``nDCG@10``, ``AP``...).
+
+A :class:`Measure` knows which relevance it reads (graded votes or binary ``>= 2`` votes) and
+which batch kernel of :mod:`benchmark.metrics` computes it. :func:`parse_measure` turns a
+canonical name back into a measure, so CLIs and configs can name measures as strings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+import numpy as np
+
+from benchmark import metrics
+from benchmark.errors import UnknownNameError
+from benchmark.metrics import Gain, Ranking
+
+Relevance = Literal["graded", "binary"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure: ``family`` (nDCG, AP, P, R, RR, Spearman), optional cutoff ``k`` and gain."""
+
+    family: str
+    k: int | None = None
+    gain: Gain = "linear"
+
+    @property
+    def name(self) -> str:
+        """Canonical name, e.g. ``nDCG@10`` or ``nDCG(gain=exponential)``."""
+        text = self.family if self.k is None else f"{self.family}@{self.k}"
+        return text if self.gain == "linear" else f"{text}(gain={self.gain})"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def relevance(self) -> Relevance:
+        """nDCG and Spearman read graded relevance; the others read binary relevance."""
+        return "graded" if self.family in ("nDCG", "Spearman") else "binary"
+
+    def compute(self, ranking: Ranking, relevance: np.ndarray) -> np.ndarray:
+        """Per-row values for a ranked batch and the matching (padded) relevance array."""
+        return _KERNELS[self.family](self, ranking, relevance)
+
+
+_KERNELS: dict[str, Callable[[Measure, Ranking, np.ndarray], np.ndarray]] = {
+    "nDCG": lambda m, r, rel: metrics.ndcg_batch(r, rel, k=m.k, gain=m.gain),
+    "AP": lambda m, r, rel: metrics.average_precision_batch(r, rel),
+    "P": lambda m, r, rel: metrics.precision_at_k_batch(r, rel, _need_k(m)),
+    "R": lambda m, r, rel: metrics.recall_at_k_batch(r, rel, _need_k(m)),
+    "RR": lambda m, r, rel: metrics.reciprocal_rank_batch(r, rel),
+    "Spearman": lambda m, r, rel: metrics.spearman_batch(r, rel),
+}
+_FAMILIES_WITH_K = {"nDCG", "P", "R"}
+
+
+def _need_k(measure: Measure) -> int:
+    if measure.k is None:
+        raise UnknownNameError(f"{measure.family} needs a cutoff, e.g. {measure.family}@3")
+    return measure.k
+
+
+NDCG = Measure("nDCG")
+AP = Measure("AP")
+DEFAULT_MEASURES: tuple[Measure, ...] = (NDCG, AP)
+"""The paper's two measures; the harness reports ``nDCG`` as "ndcg" and ``AP`` (mean) as "map"."""
+
+_NAME = re.compile(r"^(?P<family>[A-Za-z]+)(@(?P<k>\d+))?(\(gain=(?P<gain>\w+)\))?$")
+
+
+def parse_measure(text: str) -> Measure:
+    """Parse a canonical name (``nDCG@5``, ``AP``, ``P@3``, ``nDCG(gain=exponential)``...)."""
+    match = _NAME.match(text.strip())
+    families = {f.lower(): f for f in _KERNELS}
+    family = families.get(match.group("family").lower()) if match else None
+    if family is None:
+        raise UnknownNameError(
+            f"unknown measure {text!r}; use one of nDCG[@k], AP, P@k, R@k, RR, Spearman"
+        )
+    k = int(match.group("k")) if match.group("k") else None
+    if k is not None and (family not in _FAMILIES_WITH_K or k < 1):
+        raise UnknownNameError(f"measure {text!r}: a cutoff applies to nDCG, P and R only, k >= 1")
+    gain = match.group("gain") or "linear"
+    if gain not in ("linear", "exponential", "binary") or (gain != "linear" and family != "nDCG"):
+        raise UnknownNameError(f"measure {text!r}: gain applies to nDCG only")
+    measure = Measure(family, k, gain)  # type: ignore[arg-type]
+    if family in ("P", "R"):
+        _need_k(measure)
+    return measure
+
+
+def parse_measures(spec: str) -> tuple[Measure, ...]:
+    """Parse a comma-separated list of measure names."""
+    return tuple(parse_measure(part) for part in spec.split(",") if part.strip())

@@ -1,0 +1,78 @@
+"""A generic name -> class registry that checks base classes and loads entry-point plugins.
+
+External packages register rankers through the entry point group ``sourcesum.rankers``; each
+entry point names a module (importing it runs its ``@register`` decorators) or a class.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Generic, TypeVar
+
+from benchmark.errors import SourceSumError, UnknownNameError
+
+T = TypeVar("T", bound=type)
+
+
+class Registry(Generic[T]):
+    """Maps names to subclasses of ``base``; ``register`` is a class decorator."""
+
+    def __init__(self, kind: str, base: type, entry_point_group: str | None = None):
+        self.kind = kind
+        self.base = base
+        self.entry_point_group = entry_point_group
+        self._classes: dict[str, T] = {}
+        self._plugins_loaded = False
+
+    def register(self, cls: T) -> T:
+        """Register ``cls`` under ``cls.name``; rejects non-subclasses and duplicate names."""
+        if not (isinstance(cls, type) and issubclass(cls, self.base)):
+            raise TypeError(f"{cls!r} is not a subclass of {self.base.__name__}")
+        name = getattr(cls, "name", None)
+        if not isinstance(name, str) or not name or not name.replace("_", "").isalnum():
+            raise TypeError(f"{cls.__name__}.name must be a non-empty identifier, got {name!r}")
+        existing = self._classes.get(name)
+        if existing is not None and existing is not cls:
+            raise TypeError(
+                f"{self.kind} name {name!r} is taken by {existing.__module__}.{existing.__name__}"
+            )
+        self._classes[name] = cls
+        return cls
+
+    def _load_plugins(self) -> None:
+        if self._plugins_loaded or self.entry_point_group is None:
+            return
+        self._plugins_loaded = True
+        for point in entry_points(group=self.entry_point_group):
+            try:
+                loaded = point.load()
+            except Exception as exc:
+                raise SourceSumError(
+                    f"plugin {point.name!r} ({point.value}) in entry point group "
+                    f"{self.entry_point_group} failed to import: {exc}"
+                ) from exc
+            if isinstance(loaded, type):
+                self.register(loaded)  # type: ignore[arg-type]
+
+    def get(self, name: str) -> T:
+        """The class registered as ``name``; :class:`UnknownNameError` lists valid names."""
+        self._load_plugins()
+        try:
+            return self._classes[name]
+        except KeyError:
+            raise UnknownNameError(
+                f"unknown {self.kind} {name!r}; registered: {', '.join(self.names())} "
+                "(see `sourcesum list`)"
+            ) from None
+
+    def names(self) -> list[str]:
+        self._load_plugins()
+        return sorted(self._classes)
+
+    def __contains__(self, name: str) -> bool:
+        self._load_plugins()
+        return name in self._classes
+
+    def items(self) -> list[tuple[str, T]]:
+        return [(name, self._classes[name]) for name in self.names()]
+

@@ -1,0 +1,144 @@
+"""Read scores produced elsewhere: SourceSum-format JSON (``--field KEY``) and TREC run files.
+
+*SourceSum format*: the dataset's own JSON list, where each entry of ``annotations`` carries an
+extra numeric field ``KEY`` (as the paper's ``outputs/<split>__<method>.json`` files do). NaN
+scores become 0, as in the paper, and are counted.
+
+*TREC run format*: whitespace-separated ``qid Q0 docno rank score tag`` lines, ``qid`` = pair id,
+``docno`` = the 0-based sentence index, optionally after a prefix ending in a non-digit
+(``3``, ``s3`` and ``<pair id>#3`` all mean sentence 3). Only ``score`` is used, not ``rank``.
+
+The split is the one whose pair ids equal the file's (main splits first), unless given.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark.data import Split, load_split, split_names
+from benchmark.errors import ScoreFileError
+
+
+@dataclass
+class LoadedScores:
+    """Scores read from a file: pair id -> one score per sentence, plus the NaN count replaced."""
+
+    path: Path
+    scores: dict[str, list[float]]
+    nan_replaced: int = 0
+    sentences: dict[str, list[str]] | None = None
+
+
+def read_sourcesum_json(path: Path, field: str) -> LoadedScores:
+    """Scores from field ``field`` of every annotation; NaN -> 0 (counted)."""
+    try:
+        rows = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ScoreFileError(f"{path}: no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ScoreFileError(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(rows, list):
+        raise ScoreFileError(f"{path}: expected a JSON list of pairs")
+    scores: dict[str, list[float]] = {}
+    sentences: dict[str, list[str]] = {}
+    replaced = 0
+    for position, row in enumerate(rows):
+        pair_id = row.get("id") if isinstance(row, dict) else None
+        if not pair_id or not isinstance(row.get("annotations"), list):
+            raise ScoreFileError(f"{path}: entry {position} has no 'id' or no 'annotations'")
+        values = []
+        for i, ann in enumerate(row["annotations"]):
+            if field not in ann:
+                raise ScoreFileError(f"{path}: pair {pair_id}: sentence {i} has no field {field!r}")
+            value = ann[field]
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise ScoreFileError(
+                    f"{path}: pair {pair_id}: sentence {i} field {field!r} is {value!r}, not a number"
+                )
+            if math.isnan(value):
+                value, replaced = 0.0, replaced + 1
+            elif math.isinf(value):
+                raise ScoreFileError(f"{path}: pair {pair_id}: sentence {i} score is infinite")
+            values.append(float(value))
+        if pair_id in scores:
+            raise ScoreFileError(f"{path}: pair {pair_id} appears twice")
+        scores[pair_id] = values
+        sentences[pair_id] = [str(a.get("sentence", "")) for a in row["annotations"]]
+    return LoadedScores(Path(path), scores, replaced, sentences)
+
+
+_DOCNO = re.compile(r"(\d+)$")
+
+
+def read_trec_run(path: Path) -> LoadedScores:
+    """Scores from a TREC run file (see the module docstring); NaN -> 0 (counted)."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except FileNotFoundError:
+        raise ScoreFileError(f"{path}: no such file") from None
+    cells: dict[str, dict[int, float]] = {}
+    replaced = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        match = _DOCNO.search(parts[2]) if len(parts) == 6 else None
+        if match is None:
+            raise ScoreFileError(f"{path}:{number}: expected 'qid Q0 docno rank score tag'")
+        try:
+            value = float(parts[4])
+        except ValueError:
+            raise ScoreFileError(f"{path}:{number}: score {parts[4]!r} is not a number") from None
+        if math.isnan(value):
+            value, replaced = 0.0, replaced + 1
+        elif math.isinf(value):
+            raise ScoreFileError(f"{path}:{number}: pair {parts[0]}: infinite score")
+        index = int(match.group(1))
+        if index in cells.setdefault(parts[0], {}):
+            raise ScoreFileError(f"{path}:{number}: pair {parts[0]} sentence {index} appears twice")
+        cells[parts[0]][index] = value
+    scores = {}
+    for pair_id, by_index in cells.items():
+        if sorted(by_index) != list(range(len(by_index))):
+            raise ScoreFileError(
+                f"{path}: pair {pair_id}: sentence indices {sorted(by_index)} are not 0..n-1"
+            )
+        scores[pair_id] = [by_index[i] for i in range(len(by_index))]
+    return LoadedScores(Path(path), scores, replaced)
+
+
+def infer_split(loaded: LoadedScores) -> Split:
+    """The split whose pair ids are exactly the file's (main splits are tried first)."""
+    ids = set(loaded.scores)
+    for name in split_names():
+        split = load_split(name)
+        if set(split.by_id) == ids:
+            return split
+    sample = next(iter(ids), "<none>")
+    raise ScoreFileError(
+        f"{loaded.path}: its {len(ids)} pair ids (e.g. {sample}) match no split exactly; "
+        "pass --split to name it and see which pairs differ"
+    )
+
+
+def check_against_split(loaded: LoadedScores, split: Split) -> None:
+    """Error naming the first pair that is missing, extra, or has different sentences."""
+    for pair in split:
+        if pair.id not in loaded.scores:
+            raise ScoreFileError(f"{loaded.path}: pair {pair.id} of split {split.name} is missing")
+        count = len(loaded.scores[pair.id])
+        if count != pair.n_sentences:
+            raise ScoreFileError(
+                f"{loaded.path}: pair {pair.id} has {count} scores but {pair.n_sentences} sentences"
+            )
+        if loaded.sentences is not None and tuple(loaded.sentences[pair.id]) != pair.sentences:
+            raise ScoreFileError(
+                f"{loaded.path}: pair {pair.id}: sentences differ from split {split.name}"
+            )
+    extra = [pid for pid in loaded.scores if pid not in split.by_id]
+    if extra:
+        raise ScoreFileError(f"{loaded.path}: pair {extra[0]} is not in split {split.name}")

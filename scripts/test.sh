@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Set up (idempotent), then run the test suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+. scripts/env.sh
+set +e
+python -m pytest "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "error: pytest collected no tests" >&2
+  exit 1
+fi
+exit "$status"

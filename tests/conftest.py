@@ -1,0 +1,30 @@
+"""Shared fixtures: real SourceSum data (from $SOURCESUM_DATA_DIR or ../shared/sourcesum) and a
+temporary score store per test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from benchmark.paths import PROJECT_ROOT
+
+if not os.environ.get("SOURCESUM_DATA_DIR"):
+    shared = PROJECT_ROOT.parent / "shared" / "sourcesum"
+    if shared.is_dir():
+        os.environ["SOURCESUM_DATA_DIR"] = str(shared)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture
+def scores_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty score store, also exported as $SOURCESUM_SCORES_DIR for the CLI."""
+    path = tmp_path / "scores"
+    monkeypatch.setenv("SOURCESUM_SCORES_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return Path(os.environ["SOURCESUM_DATA_DIR"])
