@@ -1,4 +1,4 @@
-"""The ``sourcesum`` command line: list, run, evaluate, leaderboard.
+"""The ``sourcesum`` command line: list, run, evaluate, leaderboard, compare, show, export.
 
 Every user-facing failure prints one ``error: ...`` line and exits 2 (``--debug`` shows the
 traceback instead). Output for machines is JSON (``--json``); output for people is tables.
@@ -128,14 +128,20 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_leaderboard(args: argparse.Namespace) -> int:
+def _board(args: argparse.Namespace, with_stats: bool = True):
     from benchmark.leaderboard import collect
-    from benchmark.render import RENDERERS
     from benchmark.store import ScoreStore
-    from benchmark.atomic import write_text_atomic
 
-    board = collect(ScoreStore(args.scores_dir or paths.scores_dir()))
-    text = RENDERERS[args.format](board)
+    return collect(ScoreStore(args.scores_dir or paths.scores_dir()), with_stats=with_stats)
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from benchmark.atomic import write_bytes_atomic, write_text_atomic
+    from benchmark.plot import render_png
+    from benchmark.render import PLOT_NAME, RENDERERS, render_latex
+
+    board = _board(args)
+    text = render_latex(board, ci=args.ci) if args.format == "latex" else RENDERERS[args.format](board)
     output = args.output
     if output is None and args.format == "markdown":
         output = str(paths.LEADERBOARD_PATH)
@@ -143,9 +149,51 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         write_text_atomic(Path(output), text)
-        print(f"wrote {output} ({len(board.rows)} rows)")
+        message = f"wrote {output} ({len(board.rows)} rows)"
+        if args.format == "markdown":
+            plot = Path(output).with_name(PLOT_NAME)
+            write_bytes_atomic(plot, render_png(board))
+            message += f" and {plot}"
+        print(message)
     for item in board.stale:
         print(f"note: skipped stale score file {item}", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from benchmark.compare import compare_rows, format_comparisons
+    from benchmark.data import resolve_split_names
+    from benchmark.measures import parse_measures
+
+    board = _board(args, with_stats=False)
+    names = args.rankers
+    if len(names) < 2:
+        raise SourceSumError("compare needs at least two rankers")
+    rows = [board.row(name) for name in names]
+    results = compare_rows(rows, resolve_split_names(args.split), parse_measures(args.measures),
+                           by_document=args.by == "document", resamples=args.resamples, seed=args.seed)
+    if args.json:
+        print(json.dumps({"comparisons": [c.as_dict() for c in results]}, indent=2))
+    else:
+        print(format_comparisons(results))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from benchmark.show import find_pair, format_view, pair_view
+
+    pair = find_pair(args.pair_id)
+    rankers = [n.strip() for n in args.ranker.split(",")] if args.ranker else None
+    view = pair_view(pair, _board(args, with_stats=False), rankers)
+    print(json.dumps(view, indent=2) if args.json else format_view(view))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from benchmark.export import export_trec
+
+    written = export_trec(_board(args, with_stats=False), Path(args.output))
+    print(f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split)")
     return 0
 
 
@@ -181,8 +229,34 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("leaderboard", help="regenerate leaderboard.md from cached scores")
     p.add_argument("--format", choices=["markdown", "csv", "json", "latex"], default="markdown")
     p.add_argument("--output", "-o", help="file to write ('-' = stdout; markdown default: leaderboard.md)")
+    p.add_argument("--ci", action="store_true", help="LaTeX: add the 95%% CIs under each value")
     p.add_argument("--scores-dir", help="score store (default: $SOURCESUM_SCORES_DIR or data/scores)")
     p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("compare", help="paired significance tests between rankers")
+    p.add_argument("rankers", nargs="+", help="row labels or ranker names (two or more)")
+    p.add_argument("--split", default="all")
+    p.add_argument("--measures", default="nDCG,AP", help=measures_help)
+    p.add_argument("--by", choices=["pair", "document"], default="document",
+                   help="resampling unit (default: document; equals pair on XSum)")
+    p.add_argument("--resamples", type=int, default=10_000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scores-dir")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("show", help="one pair: summary, sentences, votes, rankers' scores and ranks")
+    p.add_argument("pair_id")
+    p.add_argument("--ranker", help="comma-separated row labels or ranker names (default: all)")
+    p.add_argument("--scores-dir")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("export", help="TREC qrels and run files for every cached ranker")
+    p.add_argument("--format", choices=["trec"], default="trec")
+    p.add_argument("--output", "-o", default="trec", help="folder (default: ./trec)")
+    p.add_argument("--scores-dir")
+    p.set_defaults(func=cmd_export)
     return parser
 
 

@@ -22,7 +22,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -286,3 +286,22 @@ def load_split(name: str) -> Split:
     if len(pairs) != info.pairs:
         raise DataError(f"{path}: {len(pairs)} pairs, the manifest says {info.pairs}")
     return Split(name=name, path=path, sha256=info.sha256, pairs=pairs)
+
+
+def companion_pairs(pairs: "Sequence[Pair]") -> list[Pair]:
+    """Pairs of the *other* main splits that share a document with ``pairs``.
+
+    The two XSum splits share their 119 documents, the two CNN/DM splits their 191: a ranker
+    whose cost is per document (LM ablations) can score the companions in the same pass.
+    """
+    keys = {p.document_key for p in pairs}
+    own = {p.split for p in pairs}
+    corpora = {p.corpus for p in pairs}
+    out: list[Pair] = []
+    for name in main_splits():
+        if name in own:
+            continue
+        split = load_split(name)
+        if split.pairs and split.pairs[0].corpus in corpora:
+            out.extend(p for p in split if p.document_key in keys)
+    return out

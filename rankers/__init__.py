@@ -9,3 +9,4 @@ from rankers import baselines  # noqa: F401  (registers lead, random, oracle)
 
 __all__ = ["RANKERS", "Ranker", "create_ranker", "register"]
 from rankers import embedding, graph, lexical  # noqa: E402,F401  (register the built-in rankers)
+from rankers import lm  # noqa: E402,F401  (perplexity_gain, pmi, attention)

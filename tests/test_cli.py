@@ -98,20 +98,22 @@ def test_evaluate_trec_run(capsys, tmp_path):
 
 def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, tmp_path):
     run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--no-progress")
-    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first, second = tmp_path / "a" / "leaderboard.md", tmp_path / "b" / "leaderboard.md"
     assert run_cli(capsys, "leaderboard", "-o", str(first))[0] == 0
     assert run_cli(capsys, "leaderboard", "-o", str(second))[0] == 0
     text = first.read_text()
     assert text == second.read_text()
-    assert "| lead | **0.8521** |" in text
+    png = first.with_name("leaderboard.png").read_bytes()
+    assert png == second.with_name("leaderboard.png").read_bytes()
+    assert "| lead | **0.8521** [" in text
     assert "## Reference rows" in text and "| oracle | 1.0000" in text
     assert "Numbers reported in the paper" in text and "0.8476 / 0.6740" in text
     _, latex, _ = run_cli(capsys, "leaderboard", "--format", "latex")
     assert r"\toprule" in latex and r"\textbf{" in latex
     _, csv_text, _ = run_cli(capsys, "leaderboard", "--format", "csv")
-    assert csv_text.splitlines()[0].startswith("ranker,reference,XSum-PEGASUS NDCG")
+    assert csv_text.splitlines()[0].startswith("ranker,reference,XSum-PEGASUS NDCG,XSum-PEGASUS NDCG CI low")
     _, js, _ = run_cli(capsys, "leaderboard", "--format", "json")
-    assert len(json.loads(js)["results"]) == 12
+    assert len(json.loads(js)["results"]) == 16  # 3 rankers + the human row, 4 splits
 
 
 @pytest.mark.parametrize(
@@ -134,3 +136,52 @@ def test_debug_shows_the_exception(scores_dir):
 
     with pytest.raises(UnknownNameError):
         main(["--debug", "run", "--ranker", "nosuch"])
+
+
+def test_leaderboard_shows_cis_significance_ties_and_human_row(capsys, scores_dir, tmp_path):
+    run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--no-progress")
+    out = tmp_path / "lb.md"
+    assert run_cli(capsys, "leaderboard", "-o", str(out))[0] == 0
+    text = out.read_text()
+    assert "| lead | **0.8521** [0." in text
+    assert "## Ties" in text and "| random | XSum-PEGASUS | 0.0% | 0.0% |" in text
+    assert "| human (leave-one-annotator-out) |" in text
+    assert (tmp_path / "leaderboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    _, latex, _ = run_cli(capsys, "leaderboard", "--format", "latex", "--ci")
+    assert r"\scriptsize[" in latex
+    _, js, _ = run_cli(capsys, "leaderboard", "--format", "json")
+    lead = next(r for r in json.loads(js)["results"] if r["ranker"] == "lead" and r["split"] == "xsum_pegasus")
+    assert lead["ndcg_ci"][0] < lead["ndcg"] < lead["ndcg_ci"][1] and "ties" in lead
+
+
+def test_compare_json_oracle_vs_itself_and_lead_vs_random(capsys, scores_dir):
+    run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "xsum_pegasus", "--no-progress")
+    code, out, _ = run_cli(capsys, "compare", "oracle", "oracle", "--split", "xsum_pegasus", "--json")
+    (first, second) = json.loads(out)["comparisons"]
+    assert code == 0 and first["p_randomization"] == 1.0 and first["p_holm"] == 1.0
+    _, out, _ = run_cli(capsys, "compare", "lead", "random", "oracle", "--split", "xsum_pegasus", "--json")
+    rows = json.loads(out)["comparisons"]
+    assert len(rows) == 6  # 3 comparisons x 2 measures
+    lead_random = [r for r in rows if (r["a"], r["b"]) == ("lead", "random")]
+    assert all(r["p_holm"] < 0.01 for r in lead_random)
+
+
+def test_show_and_export(capsys, scores_dir, tmp_path):
+    run_cli(capsys, "run", "--ranker", "lead,oracle", "--split", "xsum_pegasus", "--no-progress")
+    pair = load_split("xsum_pegasus").pairs[2]
+    code, out, _ = run_cli(capsys, "show", pair.id, "--ranker", "lead,oracle", "--json")
+    view = json.loads(out)
+    assert code == 0 and view["summary"] == pair.summary and len(view["sentences"]) == pair.n_sentences
+    assert view["sentences"][0]["scores"]["lead"]["rank"] == 1
+    assert view["sentences"][3]["votes"] == list(pair.votes[3])
+    code, out, _ = run_cli(capsys, "show", pair.id)
+    assert code == 0 and "summary: " + pair.summary in out
+    assert run_cli(capsys, "show", "nope")[0] == 2
+    folder = tmp_path / "trec"
+    assert run_cli(capsys, "export", "--output", str(folder))[0] == 0
+    run_file = folder / "lead.xsum_pegasus.run"
+    _, out, _ = run_cli(capsys, "evaluate", str(run_file), "--format", "trec", "--json")
+    _, lead_out, _ = run_cli(capsys, "run", "--ranker", "lead", "--split", "xsum_pegasus", "--json", "--no-progress")
+    assert json.loads(out)["results"][0]["ndcg"] == pytest.approx(json.loads(lead_out)["results"][0]["ndcg"], abs=1e-12)
+    qrels = (folder / "xsum_pegasus.binary.qrels").read_text().splitlines()
+    assert len(qrels) == sum(p.n_sentences for p in load_split("xsum_pegasus"))

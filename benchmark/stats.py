@@ -1,0 +1,138 @@
+"""Statistics over per-pair metric values: bootstrap CIs, paired tests, Holm correction.
+
+All resampling is vectorized (one ``(resamples, n)`` index matrix) and seeded, so every number
+is reproducible. Conventions:
+
+* **Percentile bootstrap CI** of a mean: resample pairs with replacement ``R`` times (default
+  10,000, seed 0) and take the 2.5th/97.5th percentiles of the resampled means. With ``groups``
+  (e.g. the document of each CNN/DM pair), whole groups are resampled instead, and the
+  resampled mean is ``sum of the chosen groups' sums / sum of their sizes``.
+* **Paired randomization test** of ``mean(a - b) = 0``: flip the sign of each pair's difference
+  at random ``R`` times; two-sided ``p = (1 + #{|mean*| >= |mean|}) / (R + 1)``. With
+  ``groups``, one sign per group (its pairs flip together).
+* **Paired bootstrap test**: resample pairs (or groups) and take the CI of ``mean(a - b)``;
+  two-sided ``p = min(1, 2 * min(P*(d <= 0), P*(d >= 0)))`` over the resampled differences.
+* **Holm** step-down adjustment of a family of p-values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_SEED = 0
+
+
+def _group_index(groups: Sequence | None, n: int) -> tuple[np.ndarray, int]:
+    """Integer group id per item (each item its own group when ``groups`` is None)."""
+    if groups is None:
+        return np.arange(n), n
+    _, index = np.unique(np.asarray(groups), return_inverse=True)
+    return index, int(index.max()) + 1 if n else 0
+
+
+def bootstrap_means(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                    groups: Sequence | None = None) -> np.ndarray:
+    """Means of ``resamples`` bootstrap resamples of ``values`` (by item or by group).
+
+    ``values`` may be ``(n,)`` or ``(k, n)``; the same resample indices serve every row, which
+    is what a *paired* comparison needs. NaN items (undefined metrics) are dropped first.
+    """
+    values = np.atleast_2d(np.asarray(values, dtype=float))
+    keep = np.isfinite(values).all(axis=0)
+    values = values[:, keep]
+    group_of, n_groups = _group_index(None if groups is None else np.asarray(groups)[keep], values.shape[1])
+    rng = np.random.default_rng(seed)
+    chosen = rng.integers(0, n_groups, size=(resamples, n_groups))
+    sums = np.zeros((values.shape[0], n_groups))
+    for row in range(values.shape[0]):
+        sums[row] = np.bincount(group_of, weights=values[row], minlength=n_groups)
+    sizes = np.bincount(group_of, minlength=n_groups).astype(float)
+    return sums[:, chosen].sum(axis=2) / sizes[chosen].sum(axis=1)
+
+
+def bootstrap_ci(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                 groups: Sequence | None = None, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of the mean of ``values``."""
+    means = bootstrap_means(values, resamples, seed, groups)[0]
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def randomization_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
+                       seed: int = DEFAULT_SEED, groups: Sequence | None = None) -> float:
+    """Two-sided paired sign-flip randomization p-value for ``mean(a - b) = 0``."""
+    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    keep = np.isfinite(diff)
+    diff = diff[keep]
+    group_of, n_groups = _group_index(None if groups is None else np.asarray(groups)[keep], diff.size)
+    sums = np.bincount(group_of, weights=diff, minlength=n_groups)
+    rng = np.random.default_rng(seed)
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(resamples, n_groups))
+    observed = abs(diff.mean())
+    permuted = np.abs(signs @ sums) / diff.size
+    # a tolerance so that float noise in equal sums never counts as "less extreme"
+    extreme = np.count_nonzero(permuted >= observed - 1e-12 * max(1.0, observed))
+    return float((1 + extreme) / (resamples + 1))
+
+
+def paired_bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
+                          seed: int = DEFAULT_SEED, groups: Sequence | None = None,
+                          level: float = 0.95) -> tuple[float, float, float]:
+    """``(p, ci_low, ci_high)`` of ``mean(a - b)`` by paired bootstrap."""
+    diff = bootstrap_means(np.vstack([a, b]), resamples, seed, groups)
+    d = diff[0] - diff[1]
+    p = min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0)))
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(d, [tail, 100 - tail])
+    return float(p), float(low), float(high)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (same order as given)."""
+    p = np.asarray(pvalues, dtype=float)
+    order = np.argsort(p)
+    m = len(p)
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[index]))
+        adjusted[index] = running
+    return adjusted.tolist()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A paired comparison of two systems on one split and measure."""
+
+    a: str
+    b: str
+    split: str
+    measure: str
+    mean_a: float
+    mean_b: float
+    p_randomization: float
+    p_bootstrap: float
+    ci_low: float
+    ci_high: float
+    p_holm: float | None = None
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def compare(a_name: str, b_name: str, split: str, measure: str, a: np.ndarray, b: np.ndarray,
+            resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+            groups: Sequence | None = None) -> Comparison:
+    """Both paired tests for one pair of systems."""
+    p_boot, low, high = paired_bootstrap_test(a, b, resamples, seed, groups)
+    return Comparison(
+        a=a_name, b=b_name, split=split, measure=measure,
+        mean_a=float(np.nanmean(a)), mean_b=float(np.nanmean(b)),
+        p_randomization=randomization_test(a, b, resamples, seed, groups),
+        p_bootstrap=p_boot, ci_low=low, ci_high=high,
+    )

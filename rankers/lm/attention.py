@@ -1,0 +1,105 @@
+"""Attention mass from summary tokens to each document sentence (teacher-forced)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from benchmark.data import Pair
+from benchmark.errors import SourceSumError
+from rankers.base import register
+from rankers.lm.base import LMRanker
+from rankers.lm.engine import cache_arguments, pad_batch, run_context
+from rankers.lm.inputs import (DEFAULT_TEMPLATE, Context, causal_context, causal_summary,
+                               seq2seq_context, seq2seq_summary)
+from rankers.lm.models import DEFAULT_LM
+
+
+def parse_layers(spec: str, n_layers: int) -> slice:
+    """``"all"`` or a Python-style ``"start:stop"`` range (e.g. ``"-4:"`` = the last four)."""
+    if spec == "all":
+        return slice(None)
+    try:
+        start, stop = (int(x) if x else None for x in spec.split(":"))
+    except ValueError:
+        raise SourceSumError(f"layers must be 'all' or 'start:stop', got {spec!r}") from None
+    chosen = range(n_layers)[slice(start, stop)]
+    if not chosen:
+        raise SourceSumError(f"layers {spec!r} selects none of the model's {n_layers} layers")
+    return slice(start, stop)
+
+
+def sentence_mass(attentions: Sequence[torch.Tensor], layers: slice, query_mask: torch.Tensor,
+                  key_offset: int, context: Context, normalize: bool) -> np.ndarray:
+    """``(batch, n_sentences)``: attention from valid query positions to each sentence's keys,
+    averaged over the chosen layers and all heads, summed over queries and sentence tokens."""
+    stacked = torch.stack([a.float() for a in attentions[layers]])  # (L, B, H, Q, K)
+    mean = stacked.mean(dim=(0, 2)) * query_mask.unsqueeze(-1)       # (B, Q, K)
+    per_key = mean.sum(dim=1)                                         # (B, K)
+    out = []
+    for start, segment in zip(context.starts, context.segments):
+        mass = per_key[:, key_offset + start : key_offset + start + len(segment)].sum(dim=1)
+        out.append(mass / len(segment) if normalize else mass)
+    return torch.stack(out, dim=1).cpu().numpy()
+
+
+@register
+class AttentionRanker(LMRanker):
+    """Teacher-forced attention that summary tokens pay to each sentence's tokens.
+
+    Mean over the chosen ``layers`` and all heads, summed over summary tokens and the sentence's
+    tokens (``normalize="length"`` divides by the sentence's token count). Seq2seq:
+    cross-attention (the paper's choice, with PEGASUS); causal: self-attention from summary
+    positions to document positions (the document's cache is shared by its summaries).
+    """
+
+    name = "attention"
+    version = "1"
+    eager_attention = True
+
+    def __init__(self, model: str = DEFAULT_LM, layers: str = "all", normalize: str = "none",
+                 template: str = DEFAULT_TEMPLATE, device: str = "auto", dtype: str = "float32",
+                 batch_size: int = 8):
+        if normalize not in ("none", "length"):
+            raise ValueError("normalize must be 'none' or 'length'")
+        self.layers, self.normalize, self.template = layers, normalize, template
+        self._set_model_options(model, device, dtype, batch_size)
+
+    @torch.inference_mode()
+    def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        lm = self.lm()
+        model, tok = lm.model, lm.tokenizer
+        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        layers = parse_layers(self.layers, config.num_hidden_layers)
+        normalize = self.normalize == "length"
+        sentences = pairs[0].sentences
+        rows: list[np.ndarray] = []
+        if lm.seq2seq:
+            context = seq2seq_context(tok, sentences)
+            ids = torch.tensor([context.ids()], device=model.device)
+            encoded = model.get_encoder()(input_ids=ids)
+            for pair in pairs:
+                labels = torch.tensor([seq2seq_summary(tok, pair.summary)], device=model.device)
+                out = model(encoder_outputs=encoded, labels=labels, output_attentions=True)
+                query_mask = torch.ones(labels.shape, device=model.device)
+                rows.append(sentence_mass(out.cross_attentions, layers, query_mask, 0, context, normalize)[0])
+            return [r.tolist() for r in rows]
+        context = causal_context(tok, sentences, self.template)
+        state = run_context(model, context.ids())
+        summaries = [causal_summary(tok, p.summary) for p in pairs]
+        for start in range(0, len(summaries), self.batch_size):
+            chunk = summaries[start : start + self.batch_size]
+            ids, mask = pad_batch(chunk, model.device)
+            cache = copy.deepcopy(state.cache)
+            if len(chunk) > 1:
+                cache.batch_repeat_interleave(len(chunk))
+            context_mask = torch.ones((len(chunk), len(state.mask)), dtype=torch.long, device=model.device)
+            out = model(input_ids=ids, attention_mask=torch.cat([context_mask, mask], 1),
+                        output_attentions=True, use_cache=True, **cache_arguments(model, cache))
+            if out.attentions is None or out.attentions[0] is None:
+                raise SourceSumError(f"model {self.model} returned no attentions; it needs eager attention")
+            rows.extend(sentence_mass(out.attentions, layers, mask, 0, context, normalize))
+        return [r.tolist() for r in rows]

@@ -1,0 +1,184 @@
+"""Shared-work likelihood computations for the LM rankers (all under ``torch.inference_mode``).
+
+Causal models: a context is run once and its key/value cache kept; each continuation batch
+(summaries, or sentences for PMI) reuses that cache instead of re-reading the context, and a
+leave-one-sentence-out variant reuses the cache of the prefix before the removed sentence, so
+only the tokens after it are recomputed. Seq2seq models: the encoder runs once over all
+variants of a document (batched); every summary of the document reuses those encoder states.
+
+All losses are *mean token negative log-likelihoods* of the continuation (nats per token).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import torch
+
+from rankers.lm.inputs import Context
+
+
+def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
+    for start in range(0, len(items), max(1, size)):
+        yield items[start : start + size]
+
+
+def pad_batch(rows: Sequence[Sequence[int]], device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(r) for r in rows)
+    ids = torch.zeros((len(rows), width), dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = 1
+    return ids.to(device), mask.to(device)
+
+
+def cache_arguments(model: Any, cache: Any) -> dict[str, Any]:
+    """The keyword that passes a KV cache: ``cache`` (transformers >= 5.x) or ``past_key_values``."""
+    parameters = inspect.signature(model.forward).parameters
+    return {"cache" if "cache" in parameters else "past_key_values": cache}
+
+
+def returned_cache(output: Any) -> Any:
+    """The KV cache in a model output, under either of its names."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
+def crop_cache(cache: Any, length: int) -> None:
+    """Keep the first ``length`` positions (a negative ``crop`` works across versions)."""
+    excess = cache.get_seq_length() - length
+    if excess > 0:
+        cache.crop(-excess)
+
+
+def _token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Per-token NLL, computed in float32 whatever the model dtype."""
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    return -logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+
+@dataclass
+class CausalState:
+    """A context run through the model: its cache, attention mask and last-position logits."""
+
+    cache: Any
+    mask: list[int]
+    last_logits: torch.Tensor
+
+
+@torch.inference_mode()
+def run_context(model: Any, ids: Sequence[int], mask: Sequence[int] | None = None,
+                reuse: CausalState | None = None, reuse_length: int = 0) -> CausalState:
+    """Run ``ids`` (mask ``mask``); with ``reuse``, keep its first ``reuse_length`` positions.
+
+    The reused prefix must be identical in ids and mask; only the rest is computed.
+    """
+    mask = list(mask) if mask is not None else [1] * len(ids)
+    device = model.device
+    cache = None
+    if reuse is not None and reuse_length > 0:
+        reuse_length = min(reuse_length, len(ids) - 1)  # keep >= 1 new token for the logits
+        cache = copy.deepcopy(reuse.cache)
+        crop_cache(cache, reuse_length)
+    else:
+        reuse_length = 0
+    new = torch.tensor([list(ids[reuse_length:])], dtype=torch.long, device=device)
+    full_mask = torch.tensor([mask], dtype=torch.long, device=device)
+    out = model(input_ids=new, attention_mask=full_mask, use_cache=True, **cache_arguments(model, cache))
+    return CausalState(returned_cache(out), mask, out.logits[0, -1])
+
+
+@torch.inference_mode()
+def continuation_nll(model: Any, state: CausalState, continuations: Sequence[Sequence[int]],
+                     batch_size: int) -> np.ndarray:
+    """Mean token NLL of each continuation read right after ``state`` (batched, cache reused)."""
+    device = model.device
+    out = np.empty(len(continuations))
+    done = 0
+    for chunk in _chunks(continuations, batch_size):
+        ids, cmask = pad_batch(chunk, device)
+        batch = len(chunk)
+        cache = copy.deepcopy(state.cache)
+        if batch > 1:
+            cache.batch_repeat_interleave(batch)
+        context_mask = torch.tensor([state.mask], dtype=torch.long, device=device).expand(batch, -1)
+        logits = model(
+            input_ids=ids,
+            attention_mask=torch.cat([context_mask, cmask], dim=1),
+            use_cache=True,
+            **cache_arguments(model, cache),
+        ).logits
+        first = state.last_logits.unsqueeze(0).unsqueeze(0).expand(batch, 1, -1)
+        predictions = torch.cat([first, logits[:, :-1]], dim=1)
+        nll = (_token_nll(predictions, ids) * cmask).sum(1) / cmask.sum(1)
+        out[done : done + batch] = nll.cpu().numpy()
+        done += batch
+    return out
+
+
+@torch.inference_mode()
+def causal_ablation_nll(model: Any, context: Context, summaries: Sequence[Sequence[int]],
+                        ablation: str, batch_size: int) -> np.ndarray:
+    """``(n_summaries, n_sentences + 1)`` mean NLLs: column 0 with the full document, column
+    ``i + 1`` with sentence ``i`` deleted (``ablation="delete"``) or hidden from attention
+    (``"mask"``). Each variant reuses the cache of the prefix before sentence ``i``."""
+    full = run_context(model, context.ids())
+    columns = [continuation_nll(model, full, summaries, batch_size)]
+    for i, start in enumerate(context.starts):
+        if ablation == "delete":
+            state = run_context(model, context.ids(drop=i), reuse=full, reuse_length=start)
+        else:
+            state = run_context(model, context.ids(), context.mask(hide=i), reuse=full, reuse_length=start)
+        columns.append(continuation_nll(model, state, summaries, batch_size))
+    return np.stack(columns, axis=1)
+
+
+@torch.inference_mode()
+def seq2seq_ablation_nll(model: Any, context: Context, summaries: Sequence[Sequence[int]],
+                         ablation: str, batch_size: int) -> np.ndarray:
+    """Seq2seq version of :func:`causal_ablation_nll`: encoder input = document variant,
+    decoder target = summary. The encoder runs once per variant for all summaries."""
+    n = len(context.segments)
+    if ablation == "delete":
+        variants = [(context.ids(), context.mask())] + [
+            (context.ids(drop=i), [1] * len(context.ids(drop=i))) for i in range(n)
+        ]
+    else:
+        variants = [(context.ids(), context.mask())] + [(context.ids(), context.mask(hide=i)) for i in range(n)]
+    device = model.device
+    result = np.empty((len(summaries), n + 1))
+    done = 0
+    for chunk in _chunks(variants, batch_size):
+        ids, _ = pad_batch([v[0] for v in chunk], device)
+        mask, _ = pad_batch([v[1] for v in chunk], device)
+        encoded = model.get_encoder()(input_ids=ids, attention_mask=mask)
+        for row, summary in enumerate(summaries):
+            labels = torch.tensor([list(summary)] * len(chunk), dtype=torch.long, device=device)
+            logits = model(encoder_outputs=encoded, attention_mask=mask, labels=labels).logits
+            result[row, done : done + len(chunk)] = _token_nll(logits, labels).mean(1).cpu().numpy()
+        done += len(chunk)
+    return result
+
+
+@torch.inference_mode()
+def naive_nll(model: Any, seq2seq: bool, context_ids: Sequence[int], context_mask: Sequence[int],
+              summary: Sequence[int]) -> float:
+    """Reference: one unbatched, uncached forward pass over context + summary (the paper's way)."""
+    device = model.device
+    if seq2seq:
+        out = model(
+            input_ids=torch.tensor([list(context_ids)], device=device),
+            attention_mask=torch.tensor([list(context_mask)], device=device),
+            labels=torch.tensor([list(summary)], device=device),
+        )
+        return float(_token_nll(out.logits[0], torch.tensor(list(summary), device=device)).mean())
+    ids = torch.tensor([list(context_ids) + list(summary)], device=device)
+    mask = torch.tensor([list(context_mask) + [1] * len(summary)], device=device)
+    logits = model(input_ids=ids, attention_mask=mask).logits[0]
+    targets = ids[0, len(context_ids) :]
+    return float(_token_nll(logits[len(context_ids) - 1 : -1], targets).mean())

