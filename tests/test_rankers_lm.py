@@ -186,3 +186,9 @@ def test_smollm2_finds_the_source_sentence_by_perplexity_gain():
     scores = ranker.score(pair)
     assert int(np.argmax(scores)) == 1 and scores[1] > 0.5 and max(scores[:1] + scores[2:]) < 0.2
     assert ranker.label == "perplexity_gain(model=SmolLM2-135M-Instruct)"
+
+
+def test_a_document_longer_than_the_context_window_names_the_pair(tiny_causal):
+    long_pair = make_pair(["word " * 600, "more words here."], "summary", pair_id="long__7")
+    with pytest.raises(SourceSumError, match="pair long__7: .* exceed the model's limit of 512"):
+        create_ranker("perplexity_gain", model="tiny-causal").score(long_pair)

@@ -79,6 +79,7 @@ class AttentionRanker(LMRanker):
         rows: list[np.ndarray] = []
         if lm.seq2seq:
             context = seq2seq_context(tok, sentences)
+            self.check_fits(context, pairs, 0)
             ids = torch.tensor([context.ids()], device=model.device)
             encoded = model.get_encoder()(input_ids=ids)
             for pair in pairs:
@@ -88,8 +89,9 @@ class AttentionRanker(LMRanker):
                 rows.append(sentence_mass(out.cross_attentions, layers, query_mask, 0, context, normalize)[0])
             return [r.tolist() for r in rows]
         context = causal_context(tok, sentences, self.template)
-        state = run_context(model, context.ids())
         summaries = [causal_summary(tok, p.summary) for p in pairs]
+        self.check_fits(context, pairs, max(map(len, summaries)))
+        state = run_context(model, context.ids())
         for start in range(0, len(summaries), self.batch_size):
             chunk = summaries[start : start + self.batch_size]
             ids, mask = pad_batch(chunk, model.device)

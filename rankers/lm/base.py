@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Sequence
 
 from benchmark.data import Pair
 from rankers.base import Ranker
+from rankers.lm.inputs import Context, check_length
 from rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm
 
 
@@ -34,6 +35,12 @@ class LMRanker(Ranker):
 
     def lm(self) -> LoadedLM:
         return load_lm(self.model, self.device, self.dtype, eager_attention=self.eager_attention)
+
+    def check_fits(self, context: Context, pairs: Sequence[Pair], extra: int) -> None:
+        """Error naming the pair when context + ``extra`` tokens exceed the model's window."""
+        config = self.lm().model.config
+        limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+        check_length(context, extra, limit, pairs[0].id)
 
     def score(self, pair: Pair) -> Sequence[float]:
         return self.score_batch([pair])[0]
