@@ -30,14 +30,18 @@ def test_worked_example_ndcg_at_5():
     assert metrics.ndcg(relevance, scores, k=5) == pytest.approx(dcg / idcg, abs=TOL)
 
 
-# Lists with heavy ties: scores drawn from very few values.
-lists = st.integers(min_value=2, max_value=14).flatmap(
-    lambda n: st.tuples(
-        st.lists(st.integers(0, 4), min_size=n, max_size=n),
-        st.lists(st.integers(0, 3), min_size=n, max_size=n),
-        st.integers(1, n + 2),
+def tie_heavy_lists(min_n: int, max_n: int, max_relevance: int, max_score: int, k_past_end: int):
+    """(relevance, scores, k) triples whose integer scores take very few values (heavy ties)."""
+    return st.integers(min_value=min_n, max_value=max_n).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, max_relevance), min_size=n, max_size=n),
+            st.lists(st.integers(0, max_score), min_size=n, max_size=n),
+            st.integers(1, n + k_past_end),
+        )
     )
-)
+
+
+lists = tie_heavy_lists(2, 14, max_relevance=4, max_score=3, k_past_end=2)
 
 
 @settings(max_examples=3000, deadline=None)
@@ -102,13 +106,7 @@ def _rr(ranked):
     return next(1 / (i + 1) for i, r in enumerate(ranked) if r > 0)
 
 
-small_lists = st.integers(min_value=1, max_value=6).flatmap(
-    lambda n: st.tuples(
-        st.lists(st.integers(0, 1), min_size=n, max_size=n),
-        st.lists(st.integers(0, 2), min_size=n, max_size=n),
-        st.integers(1, n + 1),
-    )
-)
+small_lists = tie_heavy_lists(1, 6, max_relevance=1, max_score=2, k_past_end=1)
 
 
 @settings(max_examples=400, deadline=None)
