@@ -44,6 +44,9 @@ class Ranker(ABC):
     """True for reference rows (e.g. the oracle), shown apart from the ranked leaderboard."""
     label_params: ClassVar[tuple[str, ...]] = ()
     """Parameters always shown in the row label (e.g. ``model``), default or not."""
+    runtime_params: ClassVar[tuple[str, ...]] = ()
+    """Parameters that change where or how fast scores are computed, not what (e.g. ``device``,
+    ``batch_size``): left out of :meth:`get_params`, hence out of the cache key and the label."""
     batch_pairs: ClassVar[int] = 64
     """How many pairs the runner hands to :meth:`score_batch` at once (and caches after)."""
 
@@ -59,10 +62,10 @@ class Ranker(ABC):
         return [self.score(pair) for pair in pairs]
 
     def get_params(self) -> dict[str, Any]:
-        """The ``__init__`` keyword arguments, as currently set on the instance."""
+        """The ``__init__`` keyword arguments (except ``runtime_params``), as currently set."""
         params = {}
         for parameter in inspect.signature(type(self).__init__).parameters.values():
-            if parameter.name == "self" or parameter.kind in (
+            if parameter.name in ("self", *self.runtime_params) or parameter.kind in (
                 parameter.VAR_POSITIONAL,
                 parameter.VAR_KEYWORD,
             ):

@@ -30,18 +30,13 @@ class EmbeddingRanker(Ranker):
     name = "embedding"
     version = "1"
     label_params = ("model",)
+    runtime_params = ("device", "batch_size")
     batch_pairs = 512
 
     def __init__(self, model: str = DEFAULT_SENTENCE_MODEL, device: str = "auto", batch_size: int = 32):
         self.model, self.device, self.batch_size = model, device, batch_size
         self._encoder = None
         self._cache: dict[str, np.ndarray] = {}
-
-    def get_params(self):
-        params = super().get_params()
-        params.pop("device")  # where it runs does not change the scores (beyond float noise)
-        params.pop("batch_size")
-        return params
 
     def encoder(self):
         if self._encoder is None:
@@ -87,6 +82,7 @@ class BERTScoreRanker(Ranker):
     name = "bertscore"
     version = "1"
     label_params = ("model",)
+    runtime_params = ("device", "batch_size")
     batch_pairs = 512
 
     def __init__(
@@ -102,12 +98,6 @@ class BERTScoreRanker(Ranker):
         self.model, self.layer, self.measure = model, layer, measure
         self.device, self.batch_size = device, batch_size
         self._scorer = None
-
-    def get_params(self):
-        params = super().get_params()
-        params.pop("device")
-        params.pop("batch_size")
-        return params
 
     def _layer(self) -> int:
         if self.layer is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Sequence
 
 import numpy as np
@@ -12,7 +11,7 @@ from benchmark.data import Pair
 from benchmark.errors import SourceSumError
 from rankers.base import register
 from rankers.lm.base import LMRanker
-from rankers.lm.engine import cache_arguments, pad_batch, run_context
+from rankers.lm.engine import cache_arguments, expand_state, pad_batch, run_context
 from rankers.lm.inputs import (DEFAULT_TEMPLATE, Context, causal_context, causal_summary,
                                seq2seq_context, seq2seq_summary)
 from rankers.lm.models import DEFAULT_LM
@@ -95,10 +94,7 @@ class AttentionRanker(LMRanker):
         for start in range(0, len(summaries), self.batch_size):
             chunk = summaries[start : start + self.batch_size]
             ids, mask = pad_batch(chunk, model.device)
-            cache = copy.deepcopy(state.cache)
-            if len(chunk) > 1:
-                cache.batch_repeat_interleave(len(chunk))
-            context_mask = torch.ones((len(chunk), len(state.mask)), dtype=torch.long, device=model.device)
+            cache, context_mask = expand_state(state, len(chunk), model.device)
             out = model(input_ids=ids, attention_mask=torch.cat([context_mask, mask], 1),
                         output_attentions=True, use_cache=True, **cache_arguments(model, cache))
             if out.attentions is None or out.attentions[0] is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, ClassVar, Sequence
+from typing import ClassVar, Sequence
 
 from benchmark.data import Pair
 from rankers.base import Ranker
@@ -21,17 +21,15 @@ class LMRanker(Ranker):
     """
 
     label_params = ("model",)
+    runtime_params = ("device", "batch_size")
     eager_attention: ClassVar[bool] = False
     batch_pairs = 8  # LM pairs are slow: save (and show progress) often
 
     def _set_model_options(self, model: str, device: str, dtype: str, batch_size: int) -> None:
+        """Store the common options; every LM ranker's ``__init__`` calls this."""
         self.model, self.device, self.dtype, self.batch_size = model, device, dtype, batch_size
-
-    def get_params(self) -> dict[str, Any]:
-        params = super().get_params()
-        params.pop("device", None)
-        params.pop("batch_size", None)
-        return params
+        self._memo: dict[tuple[str, str], Sequence[float]] = {}
+        self._companions: dict[str, list[Pair]] = {}
 
     def lm(self) -> LoadedLM:
         return load_lm(self.model, self.device, self.dtype, eager_attention=self.eager_attention)
@@ -49,7 +47,7 @@ class LMRanker(Ranker):
         """Note the other main split's pairs on the same documents (see :meth:`score_batch`)."""
         from benchmark.data import companion_pairs
 
-        self._companions: dict[str, list[Pair]] = {}
+        self._companions = {}
         for pair in companion_pairs(pairs):
             self._companions.setdefault(pair.document_key, []).append(pair)
 
@@ -60,8 +58,7 @@ class LMRanker(Ranker):
         CNN/DM-PEGASUS/-Reference share documents) are scored in the same pass and memoised
         by (document, summary), so running both splits costs little more than one.
         """
-        memo: dict[tuple[str, str], Sequence[float]] = self.__dict__.setdefault("_memo", {})
-        companions: dict[str, list[Pair]] = self.__dict__.get("_companions", {})
+        memo, companions = self._memo, self._companions
         groups: "OrderedDict[str, list[Pair]]" = OrderedDict()
         for pair in pairs:
             if (pair.document_key, pair.summary) not in memo:

@@ -93,6 +93,15 @@ def run_context(model: Any, ids: Sequence[int], mask: Sequence[int] | None = Non
     return CausalState(returned_cache(out), mask, out.logits[0, -1])
 
 
+def expand_state(state: CausalState, batch: int, device: str) -> tuple[Any, torch.Tensor]:
+    """A private copy of the state's cache repeated ``batch`` times, and its attention mask."""
+    cache = copy.deepcopy(state.cache)
+    if batch > 1:
+        cache.batch_repeat_interleave(batch)
+    mask = torch.tensor([state.mask], dtype=torch.long, device=device).expand(batch, -1)
+    return cache, mask
+
+
 @torch.inference_mode()
 def continuation_nll(model: Any, state: CausalState, continuations: Sequence[Sequence[int]],
                      batch_size: int) -> np.ndarray:
@@ -103,10 +112,7 @@ def continuation_nll(model: Any, state: CausalState, continuations: Sequence[Seq
     for chunk in _chunks(continuations, batch_size):
         ids, cmask = pad_batch(chunk, device)
         batch = len(chunk)
-        cache = copy.deepcopy(state.cache)
-        if batch > 1:
-            cache.batch_repeat_interleave(batch)
-        context_mask = torch.tensor([state.mask], dtype=torch.long, device=device).expand(batch, -1)
+        cache, context_mask = expand_state(state, batch, device)
         logits = model(
             input_ids=ids,
             attention_mask=torch.cat([context_mask, cmask], dim=1),
