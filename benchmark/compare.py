@@ -16,15 +16,16 @@ from benchmark.render import format_table
 
 
 def per_pair_values(row: Row, split: str, measures: Sequence[Measure]):
-    """Per-pair values of ``measures`` for a row (recomputed from its scores when needed)."""
-    entry = row.entries.get(split)
-    if entry is not None:
-        return evaluate(load_split(split), entry.scores, row.label, measures).per_pair
-    frame = row.evaluations[split].per_pair  # reference rows without scores (human)
+    """Per-pair values of ``measures`` for a row: the leaderboard's own when it has them all,
+    else recomputed from the row's scores."""
+    frame = row.evaluations[split].per_pair
     missing = [m.name for m in measures if m.name not in frame]
-    if missing:
+    if not missing:
+        return frame
+    entry = row.entries.get(split)
+    if entry is None:  # reference rows without scores (human)
         raise ValueError(f"{row.label} has no per-pair values for {missing}")
-    return frame
+    return evaluate(load_split(split), entry.scores, row.label, measures).per_pair
 
 
 def compare_rows(rows: Sequence[Row], splits: Sequence[str], measures: Sequence[Measure],

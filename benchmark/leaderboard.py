@@ -158,7 +158,7 @@ def document_groups(split: Split) -> list[str]:
 def add_statistics(board: Leaderboard, resamples: int = stats.DEFAULT_RESAMPLES,
                    seed: int = stats.DEFAULT_SEED) -> None:
     """Fill every row's CIs and, for ranked rows, Holm-adjusted p-values against the best."""
-    tail = (1 - 0.95) / 2 * 100
+    groups = {split.name: document_groups(split) for split in board.splits}
     for measure in LEADERBOARD_MEASURES:
         for row in board.rows:
             split_means = []
@@ -167,13 +167,11 @@ def add_statistics(board: Leaderboard, resamples: int = stats.DEFAULT_RESAMPLES,
                 if evaluation is None:
                     continue
                 values = evaluation.per_pair[measure.name].to_numpy()
-                means = stats.bootstrap_means(values, resamples, seed, document_groups(split))[0]
-                low, high = np.percentile(means, [tail, 100 - tail])
-                row.ci[(split.name, measure)] = (float(low), float(high))
+                means = stats.bootstrap_means(values, resamples, seed, groups[split.name])[0]
+                row.ci[(split.name, measure)] = stats.percentile_interval(means)
                 split_means.append(means)
             if len(split_means) == len(board.splits):
-                low, high = np.percentile(np.mean(split_means, axis=0), [tail, 100 - tail])
-                row.ci[(None, measure)] = (float(low), float(high))
+                row.ci[(None, measure)] = stats.percentile_interval(np.mean(split_means, axis=0))
         for split in board.splits:
             best_label = board.best.get((split.name, measure))
             if best_label is None:
@@ -183,7 +181,7 @@ def add_statistics(board: Leaderboard, resamples: int = stats.DEFAULT_RESAMPLES,
             raw = [
                 stats.randomization_test(
                     r.evaluations[split.name].per_pair[measure.name].to_numpy(), best,
-                    resamples, seed, document_groups(split),
+                    resamples, seed, groups[split.name],
                 )
                 for r in others
             ]

@@ -54,13 +54,17 @@ def bootstrap_means(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed
     return sums[:, chosen].sum(axis=2) / sizes[chosen].sum(axis=1)
 
 
+def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The central ``level`` interval of bootstrap ``samples`` (percentile method)."""
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(samples, [tail, 100 - tail])
+    return float(low), float(high)
+
+
 def bootstrap_ci(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                  groups: Sequence | None = None, level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean of ``values``."""
-    means = bootstrap_means(values, resamples, seed, groups)[0]
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
+    return percentile_interval(bootstrap_means(values, resamples, seed, groups)[0], level)
 
 
 def randomization_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
@@ -87,9 +91,8 @@ def paired_bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT
     diff = bootstrap_means(np.vstack([a, b]), resamples, seed, groups)
     d = diff[0] - diff[1]
     p = min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0)))
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(d, [tail, 100 - tail])
-    return float(p), float(low), float(high)
+    low, high = percentile_interval(d, level)
+    return float(p), low, high
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

@@ -32,7 +32,7 @@ def parse_layers(spec: str, n_layers: int) -> slice:
 
 
 def sentence_mass(attentions: Sequence[torch.Tensor], layers: slice, query_mask: torch.Tensor,
-                  key_offset: int, context: Context, normalize: bool) -> np.ndarray:
+                  context: Context, normalize: bool) -> np.ndarray:
     """``(batch, n_sentences)``: attention from valid query positions to each sentence's keys,
     averaged over the chosen layers and all heads, summed over queries and sentence tokens."""
     stacked = torch.stack([a.float() for a in attentions[layers]])  # (L, B, H, Q, K)
@@ -40,7 +40,7 @@ def sentence_mass(attentions: Sequence[torch.Tensor], layers: slice, query_mask:
     per_key = mean.sum(dim=1)                                         # (B, K)
     out = []
     for start, segment in zip(context.starts, context.segments):
-        mass = per_key[:, key_offset + start : key_offset + start + len(segment)].sum(dim=1)
+        mass = per_key[:, start : start + len(segment)].sum(dim=1)
         out.append(mass / len(segment) if normalize else mass)
     return torch.stack(out, dim=1).cpu().numpy()
 
@@ -85,7 +85,7 @@ class AttentionRanker(LMRanker):
                 labels = torch.tensor([seq2seq_summary(tok, pair.summary)], device=model.device)
                 out = model(encoder_outputs=encoded, labels=labels, output_attentions=True)
                 query_mask = torch.ones(labels.shape, device=model.device)
-                rows.append(sentence_mass(out.cross_attentions, layers, query_mask, 0, context, normalize)[0])
+                rows.append(sentence_mass(out.cross_attentions, layers, query_mask, context, normalize)[0])
             return [r.tolist() for r in rows]
         context = causal_context(tok, sentences, self.template)
         summaries = [causal_summary(tok, p.summary) for p in pairs]
@@ -99,5 +99,5 @@ class AttentionRanker(LMRanker):
                         output_attentions=True, use_cache=True, **cache_arguments(model, cache))
             if out.attentions is None or out.attentions[0] is None:
                 raise SourceSumError(f"model {self.model} returned no attentions; it needs eager attention")
-            rows.extend(sentence_mass(out.attentions, layers, mask, 0, context, normalize))
+            rows.extend(sentence_mass(out.attentions, layers, mask, context, normalize))
         return [r.tolist() for r in rows]
