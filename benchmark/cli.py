@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from benchmark import paths
-from benchmark.errors import SourceSumError
+from sourcesum import paths
+from sourcesum.errors import SourceSumError
 
 
 def _parse_value(text: str) -> Any:
@@ -38,8 +38,8 @@ def parse_params(items: Sequence[str], rankers: Sequence[str]) -> dict[str, dict
 
 
 def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measures) -> None:
-    from benchmark.evaluation import result_key
-    from benchmark.render import format_table
+    from sourcesum.evaluation import result_key
+    from sourcesum.render import format_table
 
     if as_json:
         print(json.dumps({"results": records}, indent=2))
@@ -55,8 +55,8 @@ def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measure
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from benchmark.data import split_info, split_names
-    from rankers import RANKERS
+    from sourcesum.data import split_info, split_names
+    from sourcesum.rankers import RANKERS
 
     splits = [{"name": n, "title": split_info(n).title, "pairs": split_info(n).pairs} for n in split_names()]
     rankers = [
@@ -76,12 +76,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from benchmark.data import load_split, resolve_split_names
-    from benchmark.evaluation import evaluate
-    from benchmark.measures import parse_measures
-    from benchmark.runner import run_ranker
-    from benchmark.store import ScoreStore
-    from rankers import create_ranker
+    from sourcesum.data import load_split, resolve_split_names
+    from sourcesum.evaluation import evaluate
+    from sourcesum.measures import parse_measures
+    from sourcesum.runner import run_ranker
+    from sourcesum.store import ScoreStore
+    from sourcesum.rankers import create_ranker
 
     names = [n.strip() for n in args.ranker.split(",") if n.strip()]
     params = parse_params(args.param, names)
@@ -100,10 +100,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from benchmark.data import load_split, split_info
-    from benchmark.evaluation import evaluate
-    from benchmark.measures import parse_measures
-    from benchmark.scorefiles import check_against_split, infer_split, read_sourcesum_json, read_trec_run
+    from sourcesum.data import load_split, split_info
+    from sourcesum.evaluation import evaluate
+    from sourcesum.measures import parse_measures
+    from sourcesum.scorefiles import check_against_split, infer_split, read_sourcesum_json, read_trec_run
 
     if args.format == "sourcesum":
         if not args.field:
@@ -129,16 +129,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _board(args: argparse.Namespace, with_stats: bool = True):
-    from benchmark.leaderboard import collect
-    from benchmark.store import ScoreStore
+    from sourcesum.leaderboard import collect
+    from sourcesum.store import ScoreStore
 
     return collect(ScoreStore(args.scores_dir or paths.scores_dir()), with_stats=with_stats)
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from benchmark.atomic import write_bytes_atomic, write_text_atomic
-    from benchmark.plot import render_png
-    from benchmark.render import PLOT_NAME, RENDERERS, render_latex
+    from sourcesum.atomic import write_bytes_atomic, write_text_atomic
+    from sourcesum.plot import render_png
+    from sourcesum.render import PLOT_NAME, RENDERERS, render_latex
 
     board = _board(args)
     text = render_latex(board, ci=args.ci) if args.format == "latex" else RENDERERS[args.format](board)
@@ -161,9 +161,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from benchmark.compare import compare_rows, format_comparisons
-    from benchmark.data import resolve_split_names
-    from benchmark.measures import parse_measures
+    from sourcesum.compare import compare_rows, format_comparisons
+    from sourcesum.data import resolve_split_names
+    from sourcesum.measures import parse_measures
 
     board = _board(args, with_stats=False)
     names = args.rankers
@@ -180,7 +180,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from benchmark.show import find_pair, format_view, pair_view
+    from sourcesum.show import find_pair, format_view, pair_view
 
     pair = find_pair(args.pair_id)
     rankers = [n.strip() for n in args.ranker.split(",")] if args.ranker else None
@@ -190,7 +190,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from benchmark.export import export_trec
+    from sourcesum.export import export_trec
 
     written = export_trec(_board(args, with_stats=False), Path(args.output))
     print(f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split)")

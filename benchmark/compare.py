@@ -7,12 +7,12 @@ from typing import Sequence
 
 import numpy as np
 
-from benchmark import stats
-from benchmark.data import load_split
-from benchmark.evaluation import evaluate
-from benchmark.leaderboard import Row, document_groups
-from benchmark.measures import Measure
-from benchmark.render import format_table
+from sourcesum import stats
+from sourcesum.data import load_split
+from sourcesum.evaluation import evaluate
+from sourcesum.leaderboard import Row, document_groups
+from sourcesum.measures import Measure
+from sourcesum.render import format_table
 
 
 def per_pair_values(row: Row, split: str, measures: Sequence[Measure]):

@@ -26,9 +26,9 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from benchmark import paths
-from benchmark.atomic import write_bytes_atomic
-from benchmark.errors import DataError, UnknownNameError
+from sourcesum import paths
+from sourcesum.atomic import write_bytes_atomic
+from sourcesum.errors import DataError, UnknownNameError
 
 BINARY_MIN_VOTES = 2
 """A sentence is binary-relevant when at least this many annotators voted 1 (paper: 2)."""

@@ -14,10 +14,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmark.data import BINARY_MIN_VOTES, Split
-from benchmark.errors import ScoreFileError
-from benchmark.measures import AP, DEFAULT_MEASURES, NDCG, Measure
-from benchmark.metrics import Ranking, TieBreak, pad
+from sourcesum.data import BINARY_MIN_VOTES, Split
+from sourcesum.errors import ScoreFileError
+from sourcesum.measures import AP, DEFAULT_MEASURES, NDCG, Measure
+from sourcesum.metrics import Ranking, TieBreak, pad
 
 
 def result_key(measure: Measure) -> str:

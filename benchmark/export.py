@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from benchmark.atomic import write_text_atomic
-from benchmark.data import BINARY_MIN_VOTES
-from benchmark.leaderboard import Leaderboard
+from sourcesum.atomic import write_text_atomic
+from sourcesum.data import BINARY_MIN_VOTES
+from sourcesum.leaderboard import Leaderboard
 
 
 def docno(index: int) -> str:

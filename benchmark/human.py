@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmark.data import BINARY_MIN_VOTES, Split
-from benchmark.measures import DEFAULT_MEASURES, Measure
-from benchmark.metrics import Ranking
+from sourcesum.data import BINARY_MIN_VOTES, Split
+from sourcesum.measures import DEFAULT_MEASURES, Measure
+from sourcesum.metrics import Ranking
 
 HUMAN_LABEL = "human (leave-one-annotator-out)"
 

@@ -4,7 +4,7 @@ A store entry counts when it is complete, was computed on the current data file 
 for a ranker registered in this process, carries that ranker's current ``version``; anything
 else is reported as stale and skipped. Nothing is recomputed here.
 
-Statistics (see :mod:`benchmark.stats`): every cell gets a 95% percentile bootstrap CI
+Statistics (see :mod:`sourcesum.stats`): every cell gets a 95% percentile bootstrap CI
 (10,000 resamples, seed 0) that **resamples documents** (on CNN/DM several pairs share one; on
 XSum every pair has its own, so this equals resampling pairs). In each split column, every
 ranked row is compared with the column's best by a paired randomization test (document-level
@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchmark import stats
-from benchmark.data import Split, load_split, main_splits
-from benchmark.evaluation import Evaluation, evaluate
-from benchmark.human import HUMAN_LABEL, human_per_pair
-from benchmark.measures import AP, NDCG, Measure
-from benchmark.store import ScoreEntry, ScoreStore
-from benchmark.ties import tie_report
-from rankers.base import RANKERS
+from sourcesum import stats
+from sourcesum.data import Split, load_split, main_splits
+from sourcesum.evaluation import Evaluation, evaluate
+from sourcesum.human import HUMAN_LABEL, human_per_pair
+from sourcesum.measures import AP, NDCG, Measure
+from sourcesum.store import ScoreEntry, ScoreStore
+from sourcesum.ties import tie_report
+from sourcesum.rankers.base import RANKERS
 
 LEADERBOARD_MEASURES = (NDCG, AP)
 ALPHA = 0.05
@@ -81,7 +81,7 @@ class Leaderboard:
 
     def row(self, name: str) -> Row:
         """The row labelled ``name``, else the only row of ranker ``name``."""
-        from benchmark.errors import UnknownNameError
+        from sourcesum.errors import UnknownNameError
 
         matches = [r for r in self.rows if r.label == name] or [r for r in self.rows if r.ranker == name]
         if len(matches) != 1:

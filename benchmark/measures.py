@@ -1,7 +1,7 @@
 """Measures as small declarative objects with canonical names (``nDCG``, ``nDCG@10``, ``AP``...).
 
 A :class:`Measure` knows which relevance it reads (graded votes or binary ``>= 2`` votes) and
-which batch kernel of :mod:`benchmark.metrics` computes it. :func:`parse_measure` turns a
+which batch kernel of :mod:`sourcesum.metrics` computes it. :func:`parse_measure` turns a
 canonical name back into a measure, so CLIs and configs can name measures as strings.
 """
 
@@ -13,9 +13,9 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from benchmark import metrics
-from benchmark.errors import UnknownNameError
-from benchmark.metrics import Gain, Ranking
+from sourcesum import metrics
+from sourcesum.errors import UnknownNameError
+from sourcesum.metrics import Gain, Ranking
 
 Relevance = Literal["graded", "binary"]
 

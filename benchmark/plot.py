@@ -6,8 +6,8 @@ import io
 
 import numpy as np
 
-from benchmark.leaderboard import LEADERBOARD_MEASURES, Leaderboard
-from benchmark.measures import NDCG
+from sourcesum.leaderboard import LEADERBOARD_MEASURES, Leaderboard
+from sourcesum.measures import NDCG
 
 
 def render_png(board: Leaderboard) -> bytes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
-from benchmark.errors import SourceSumError, UnknownNameError
+from sourcesum.errors import SourceSumError, UnknownNameError
 
 T = TypeVar("T", bound=type)
 

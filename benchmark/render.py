@@ -12,12 +12,12 @@ import json
 import math
 from typing import Any, Sequence
 
-from benchmark import __version__
-from benchmark.data import manifest, split_info
-from benchmark.human import HUMAN_LABEL
-from benchmark.leaderboard import ALPHA, LEADERBOARD_MEASURES, Leaderboard, Row
-from benchmark.measures import AP, NDCG, Measure
-from benchmark.paths import DATA_ROOT
+from sourcesum import __version__
+from sourcesum.data import manifest, split_info
+from sourcesum.human import HUMAN_LABEL
+from sourcesum.leaderboard import ALPHA, LEADERBOARD_MEASURES, Leaderboard, Row
+from sourcesum.measures import AP, NDCG, Measure
+from sourcesum.paths import DATA_ROOT
 
 COLUMN_NAMES = {NDCG: "NDCG", AP: "MAP"}
 PLOT_NAME = "leaderboard.png"

@@ -12,10 +12,10 @@ from typing import Sequence
 
 from tqdm.auto import tqdm
 
-from benchmark.data import Pair, Split
-from benchmark.errors import RankerError, SourceSumError
-from benchmark.store import ScoreEntry, ScoreStore, entry_key
-from rankers.base import Ranker
+from sourcesum.data import Pair, Split
+from sourcesum.errors import RankerError, SourceSumError
+from sourcesum.store import ScoreEntry, ScoreStore, entry_key
+from sourcesum.rankers.base import Ranker
 
 
 def validated_scores(ranker: Ranker, pair: Pair, scores: Sequence[float]) -> list[float]:

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.data import Split, load_split, split_names
-from benchmark.errors import ScoreFileError
+from sourcesum.data import Split, load_split, split_names
+from sourcesum.errors import ScoreFileError
 
 
 @dataclass

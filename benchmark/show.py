@@ -6,9 +6,9 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Sequence
 
-from benchmark.data import Pair, load_split, split_names
-from benchmark.errors import UnknownNameError
-from benchmark.leaderboard import Leaderboard
+from sourcesum.data import Pair, load_split, split_names
+from sourcesum.errors import UnknownNameError
+from sourcesum.leaderboard import Leaderboard
 
 
 def find_pair(pair_id: str) -> Pair:

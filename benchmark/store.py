@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmark.atomic import write_text_atomic
-from benchmark.errors import ScoreFileError
+from sourcesum.atomic import write_text_atomic
+from sourcesum.errors import ScoreFileError
 
 FORMAT = "sourcesum-scores/1"
 

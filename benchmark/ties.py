@@ -12,9 +12,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from benchmark.data import Split
-from benchmark.evaluation import evaluate, ordered_scores
-from benchmark.measures import DEFAULT_MEASURES, Measure
+from sourcesum.data import Split
+from sourcesum.evaluation import evaluate, ordered_scores
+from sourcesum.measures import DEFAULT_MEASURES, Measure
 
 
 def tie_shares(split: Split, scores: Mapping[str, Sequence[float]]) -> tuple[float, float]:

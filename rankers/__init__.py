@@ -4,9 +4,9 @@ Heavy dependencies (torch, sentence-transformers, transformers) are imported laz
 rankers that need them, so importing this package stays fast.
 """
 
-from rankers.base import RANKERS, Ranker, create_ranker, register
-from rankers import baselines  # noqa: F401  (registers lead, random, oracle)
+from sourcesum.rankers.base import RANKERS, Ranker, create_ranker, register
+from sourcesum.rankers import baselines  # noqa: F401  (registers lead, random, oracle)
 
 __all__ = ["RANKERS", "Ranker", "create_ranker", "register"]
-from rankers import embedding, graph, lexical  # noqa: E402,F401  (register the built-in rankers)
-from rankers import lm  # noqa: E402,F401  (perplexity_gain, pmi, attention)
+from sourcesum.rankers import embedding, graph, lexical  # noqa: E402,F401  (register the built-in rankers)
+from sourcesum.rankers import lm  # noqa: E402,F401  (perplexity_gain, pmi, attention)

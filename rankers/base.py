@@ -1,10 +1,10 @@
 """The ranker API: subclass :class:`Ranker`, set ``name``, implement ``score``, ``@register``.
 
-A ranker turns one :class:`~benchmark.data.Pair` (document sentences + summary, with the full
+A ranker turns one :class:`~sourcesum.data.Pair` (document sentences + summary, with the full
 document, reference summary, corpus and ids) into one finite score per sentence; a higher score
 means "more likely a source of the summary". Example::
 
-    from rankers import Ranker, register
+    from sourcesum.rankers import Ranker, register
 
     @register
     class LengthRanker(Ranker):
@@ -30,9 +30,9 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Sequence
 
-from benchmark.data import Pair
-from benchmark.errors import SourceSumError
-from benchmark.registry import Registry
+from sourcesum.data import Pair
+from sourcesum.errors import SourceSumError
+from sourcesum.registry import Registry
 
 
 class Ranker(ABC):

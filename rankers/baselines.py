@@ -7,8 +7,8 @@ from typing import Sequence
 
 import numpy as np
 
-from benchmark.data import Pair
-from rankers.base import Ranker, register
+from sourcesum.data import Pair
+from sourcesum.rankers.base import Ranker, register
 
 
 @register

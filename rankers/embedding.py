@@ -12,9 +12,9 @@ from typing import Sequence
 
 import numpy as np
 
-from benchmark.data import Pair
-from rankers.base import Ranker, register
-from rankers.device import DEFAULT_SENTENCE_MODEL, resolve_device, resolve_sentence_model
+from sourcesum.data import Pair
+from sourcesum.rankers.base import Ranker, register
+from sourcesum.rankers.device import DEFAULT_SENTENCE_MODEL, resolve_device, resolve_sentence_model
 
 
 @register

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from benchmark.data import Pair
-from rankers.base import Ranker, register
+from sourcesum.data import Pair
+from sourcesum.rankers.base import Ranker, register
 
 
 @register

@@ -6,9 +6,9 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from benchmark.data import Pair
-from rankers.base import Ranker, register
-from rankers.text import tokenize
+from sourcesum.data import Pair
+from sourcesum.rankers.base import Ranker, register
+from sourcesum.rankers.text import tokenize
 
 _BM25_VARIANTS = ("okapi", "plus", "l")
 

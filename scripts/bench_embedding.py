@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from benchmark.data import load_split
-from rankers.device import resolve_device, resolve_sentence_model
-from rankers.embedding import EmbeddingRanker
+from sourcesum.data import load_split
+from sourcesum.rankers.device import resolve_device, resolve_sentence_model
+from sourcesum.rankers.embedding import EmbeddingRanker
 
 
 def paper_style(model, split) -> dict[str, list[float]]:

@@ -16,10 +16,10 @@ import time
 
 import torch
 
-from benchmark.data import load_split
-from rankers import create_ranker
-from rankers.lm.engine import naive_nll
-from rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary
+from sourcesum.data import load_split
+from sourcesum.rankers import create_ranker
+from sourcesum.rankers.lm.engine import naive_nll
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary
 
 
 def naive_scores(lm, pairs):

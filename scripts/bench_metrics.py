@@ -14,8 +14,8 @@ import time
 import numpy as np
 from sklearn.metrics import average_precision_score, ndcg_score
 
-from benchmark.data import load_split, main_splits
-from benchmark.evaluation import evaluate
+from sourcesum.data import load_split, main_splits
+from sourcesum.evaluation import evaluate
 
 
 def sklearn_loop(splits, scores):

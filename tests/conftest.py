@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.paths import PROJECT_ROOT
+from sourcesum.paths import PROJECT_ROOT
 
 if not os.environ.get("SOURCESUM_DATA_DIR"):
     shared = PROJECT_ROOT.parent / "shared" / "sourcesum"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmark.data import Pair
+from sourcesum.data import Pair
 
 
 def make_pair(sentences: list[str], summary: str, votes: list[int] | None = None, pair_id: str = "hand__0") -> Pair:

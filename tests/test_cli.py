@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from benchmark.cli import main
-from benchmark.data import load_split
+from sourcesum.cli import main
+from sourcesum.data import load_split
 
 
 def run_cli(capsys, *argv):
@@ -132,7 +132,7 @@ def test_user_errors_are_one_line_with_exit_2(capsys, scores_dir, argv, fragment
 
 
 def test_debug_shows_the_exception(scores_dir):
-    from benchmark.errors import UnknownNameError
+    from sourcesum.errors import UnknownNameError
 
     with pytest.raises(UnknownNameError):
         main(["--debug", "run", "--ranker", "nosuch"])

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark import data
-from benchmark.errors import DataError, UnknownNameError
+from sourcesum import data
+from sourcesum.errors import DataError, UnknownNameError
 
 
 @pytest.mark.parametrize(

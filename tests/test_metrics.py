@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 from sklearn.metrics import average_precision_score, ndcg_score
 
-from benchmark import metrics
-from benchmark.measures import parse_measure
-from benchmark.metrics import Ranking, pad
+from sourcesum import metrics
+from sourcesum.measures import parse_measure
+from sourcesum.metrics import Ranking, pad
 
 TOL = 1e-12
 
@@ -175,7 +175,7 @@ def test_measure_names_round_trip():
     for name in ["nDCG", "nDCG@10", "AP", "P@3", "R@5", "RR", "Spearman", "nDCG@10(gain=binary)"]:
         assert parse_measure(name).name == name
     assert parse_measure("ndcg@5").name == "nDCG@5"
-    from benchmark.errors import UnknownNameError
+    from sourcesum.errors import UnknownNameError
 
     for bad in ["MRR", "AP@3", "P", "nDCG@0", "AP(gain=binary)"]:
         with pytest.raises(UnknownNameError):

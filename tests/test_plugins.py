@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from benchmark.cli import main
-from benchmark.registry import Registry
-from rankers import RANKERS, Ranker, register
+from sourcesum.cli import main
+from sourcesum.registry import Registry
+from sourcesum.rankers import RANKERS, Ranker, register
 
 
 class LongestFirst(Ranker):
@@ -56,7 +56,7 @@ def test_registry_checks_base_class_and_duplicates():
 
 
 def test_entry_point_plugins_are_loaded(monkeypatch):
-    import benchmark.registry as module
+    import sourcesum.registry as module
 
     class FakeEntryPoint:
         name = "fake"
@@ -71,9 +71,9 @@ def test_entry_point_plugins_are_loaded(monkeypatch):
 
 
 def test_batch_hook_is_used(scores_dir):
-    from benchmark.data import load_split
-    from benchmark.runner import run_ranker
-    from benchmark.store import ScoreStore
+    from sourcesum.data import load_split
+    from sourcesum.runner import run_ranker
+    from sourcesum.store import ScoreStore
 
     class Batched(LongestFirst):
         batch_pairs = 50

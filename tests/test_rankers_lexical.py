@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from benchmark.data import load_split
-from benchmark.evaluation import evaluate
-from rankers import create_ranker
-from rankers.text import tokenize
+from sourcesum.data import load_split
+from sourcesum.evaluation import evaluate
+from sourcesum.rankers import create_ranker
+from sourcesum.rankers.text import tokenize
 from helpers import make_pair
 
 DOC = [

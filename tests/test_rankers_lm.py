@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from benchmark.errors import SourceSumError
+from sourcesum.errors import SourceSumError
 from helpers import make_pair
-from rankers import create_ranker
-from rankers.device import resolve_sentence_model
-from rankers.lm.engine import naive_nll
-from rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary, start_tokens
-from rankers.lm.models import register_loaded
+from sourcesum.rankers import create_ranker
+from sourcesum.rankers.device import resolve_sentence_model
+from sourcesum.rankers.lm.engine import naive_nll
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary, start_tokens
+from sourcesum.rankers.lm.models import register_loaded
 
 DOC = [
     "The council voted to build a bridge over the river.",

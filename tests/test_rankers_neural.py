@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmark.data import load_split
-from benchmark.evaluation import evaluate
-from rankers import create_ranker
-from rankers.device import resolve_device, resolve_sentence_model
+from sourcesum.data import load_split
+from sourcesum.evaluation import evaluate
+from sourcesum.rankers import create_ranker
+from sourcesum.rankers.device import resolve_device, resolve_sentence_model
 from helpers import make_pair
 
 PAIR = make_pair(

@@ -6,11 +6,11 @@ from typing import ClassVar
 
 import pytest
 
-from benchmark.data import load_split
-from benchmark.errors import RankerError
-from benchmark.runner import run_ranker
-from benchmark.store import ScoreEntry, ScoreStore
-from rankers import Ranker, create_ranker
+from sourcesum.data import load_split
+from sourcesum.errors import RankerError
+from sourcesum.runner import run_ranker
+from sourcesum.store import ScoreEntry, ScoreStore
+from sourcesum.rankers import Ranker, create_ranker
 
 
 class CountingRanker(Ranker):

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from benchmark import stats
-from benchmark.data import load_split
-from benchmark.evaluation import evaluate
-from benchmark.human import human_per_pair
-from benchmark.measures import AP, NDCG
-from benchmark.ties import tie_report, tie_shares
-from rankers import create_ranker
+from sourcesum import stats
+from sourcesum.data import load_split
+from sourcesum.evaluation import evaluate
+from sourcesum.human import human_per_pair
+from sourcesum.measures import AP, NDCG
+from sourcesum.ties import tie_report, tie_shares
+from sourcesum.rankers import create_ranker
 
 
 def test_vectorized_bootstrap_equals_a_slow_loop_with_the_same_draws():
@@ -104,7 +104,7 @@ def test_human_row_definition_on_real_data():
     # a hand check on one pair: annotator 0's votes against the others'
     pair = next(p for p in split if len({len(v) for v in p.votes}) == 1)
     votes = np.array(pair.votes)
-    from benchmark.metrics import average_precision, ndcg
+    from sourcesum.metrics import average_precision, ndcg
 
     k = votes.shape[1]
     expected = np.nanmean([ndcg(votes.sum(1) - votes[:, a], votes[:, a]) for a in range(k)])

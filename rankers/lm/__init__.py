@@ -1,3 +1,3 @@
 """Language-model rankers: perplexity gain, PMI and attention, for causal and seq2seq models."""
 
-from rankers.lm import attention, perplexity, pmi  # noqa: F401  (register the rankers)
+from sourcesum.rankers.lm import attention, perplexity, pmi  # noqa: F401  (register the rankers)

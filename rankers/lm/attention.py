@@ -7,14 +7,14 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from benchmark.data import Pair
-from benchmark.errors import SourceSumError
-from rankers.base import register
-from rankers.lm.base import LMRanker
-from rankers.lm.engine import cache_arguments, expand_state, pad_batch, run_context
-from rankers.lm.inputs import (DEFAULT_TEMPLATE, Context, causal_context, causal_summary,
+from sourcesum.data import Pair
+from sourcesum.errors import SourceSumError
+from sourcesum.rankers.base import register
+from sourcesum.rankers.lm.base import LMRanker
+from sourcesum.rankers.lm.engine import cache_arguments, expand_state, pad_batch, run_context
+from sourcesum.rankers.lm.inputs import (DEFAULT_TEMPLATE, Context, causal_context, causal_summary,
                                seq2seq_context, seq2seq_summary)
-from rankers.lm.models import DEFAULT_LM
+from sourcesum.rankers.lm.models import DEFAULT_LM
 
 
 def parse_layers(spec: str, n_layers: int) -> slice:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import ClassVar, Sequence
 
-from benchmark.data import Pair
-from rankers.base import Ranker
-from rankers.lm.inputs import Context, check_length
-from rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm
+from sourcesum.data import Pair
+from sourcesum.rankers.base import Ranker
+from sourcesum.rankers.lm.inputs import Context, check_length
+from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm
 
 
 class LMRanker(Ranker):
@@ -45,7 +45,7 @@ class LMRanker(Ranker):
 
     def fit(self, pairs: Sequence[Pair]) -> None:
         """Note the other main split's pairs on the same documents (see :meth:`score_batch`)."""
-        from benchmark.data import companion_pairs
+        from sourcesum.data import companion_pairs
 
         self._companions = {}
         for pair in companion_pairs(pairs):

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 
-from rankers.lm.inputs import Context
+from sourcesum.rankers.lm.inputs import Context
 
 
 def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from benchmark.errors import SourceSumError
+from sourcesum.errors import SourceSumError
 
 DEFAULT_TEMPLATE = "Document: {document}\n\nSummary:{summary}"
 

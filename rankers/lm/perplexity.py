@@ -6,12 +6,12 @@ from typing import Sequence
 
 import numpy as np
 
-from benchmark.data import Pair
-from rankers.base import register
-from rankers.lm.base import LMRanker
-from rankers.lm.engine import causal_ablation_nll, seq2seq_ablation_nll
-from rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary
-from rankers.lm.models import DEFAULT_LM
+from sourcesum.data import Pair
+from sourcesum.rankers.base import register
+from sourcesum.rankers.lm.base import LMRanker
+from sourcesum.rankers.lm.engine import causal_ablation_nll, seq2seq_ablation_nll
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary
+from sourcesum.rankers.lm.models import DEFAULT_LM
 
 ABLATIONS = ("delete", "mask")
 GAINS = ("loss", "perplexity")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from benchmark.data import Pair
-from benchmark.errors import SourceSumError
-from rankers.base import register
-from rankers.lm.base import LMRanker
-from rankers.lm.engine import CausalState, continuation_nll, run_context
-from rankers.lm.inputs import causal_summary, start_tokens
-from rankers.lm.models import DEFAULT_LM
+from sourcesum.data import Pair
+from sourcesum.errors import SourceSumError
+from sourcesum.rankers.base import register
+from sourcesum.rankers.lm.base import LMRanker
+from sourcesum.rankers.lm.engine import CausalState, continuation_nll, run_context
+from sourcesum.rankers.lm.inputs import causal_summary, start_tokens
+from sourcesum.rankers.lm.models import DEFAULT_LM
 
 DIRECTIONS = ("sentence|summary", "summary|sentence")
 
