@@ -6,7 +6,7 @@ Search order for a split's file ``<name>.json``:
 2. ``data/sourcesum/<name>.json`` (earlier downloads land here; git-ignored)
 3. download from the manifest's pinned URL into ``data/sourcesum/``.
 
-Every path is checked against the manifest's sha256 before it is parsed.
+The bytes parsed are the bytes checked against the manifest's sha256 (read once; no cache).
 
 Relevance (Suhara & Alikaniotis, 2024): a sentence's *graded* relevance is its number of
 1-votes (used for NDCG); its *binary* relevance is ``graded >= min_votes`` with
@@ -92,15 +92,18 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def verify(path: Path, info: SplitInfo) -> None:
-    """Raise :class:`DataError` naming ``path`` unless its sha256 matches the manifest."""
-    actual = sha256_of(path)
+def verify(path: Path, info: SplitInfo, payload: bytes | None = None) -> bytes:
+    """The bytes of ``path`` (or ``payload``, already read from it) if their sha256 matches the
+    manifest, else :class:`DataError` naming ``path``. Callers parse exactly the returned bytes."""
+    payload = path.read_bytes() if payload is None else payload
+    actual = hashlib.sha256(payload).hexdigest()
     if actual != info.sha256:
         raise DataError(
             f"{path}: sha256 {actual[:12]}... does not match the pinned {info.sha256[:12]}... "
             f"for split {info.name}; delete the file or point SOURCESUM_DATA_DIR at an "
             "unmodified copy"
         )
+    return payload
 
 
 def download(info: SplitInfo, dest_dir: Path, url: str | None = None) -> Path:
@@ -126,7 +129,8 @@ def download(info: SplitInfo, dest_dir: Path, url: str | None = None) -> Path:
 
 
 def locate(name: str) -> Path:
-    """Return a verified local path for split ``name``, downloading it if no copy exists."""
+    """A local path for split ``name`` (``$SOURCESUM_DATA_DIR``, ``data/sourcesum``, else a
+    verified download). Not verified here: :func:`read_verified` checks the bytes it parses."""
     info = split_info(name)
     env_dir = paths.env_data_dir()
     if env_dir is not None:
@@ -136,13 +140,22 @@ def locate(name: str) -> Path:
                 f"SOURCESUM_DATA_DIR={env_dir} has no {info.file}; fix the variable or unset it "
                 "to use data/sourcesum or the download"
             )
-        verify(candidate, info)
         return candidate
     candidate = paths.DOWNLOAD_DIR / info.file
     if candidate.is_file():
-        verify(candidate, info)
         return candidate
     return download(info, paths.DOWNLOAD_DIR)
+
+
+def read_verified(name: str) -> tuple[Path, bytes]:
+    """The located file of split ``name`` and its bytes, read once and checked against the
+    pinned sha256: the bytes verified are the bytes parsed (no cache in between)."""
+    path = locate(name)
+    try:
+        payload = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"{path}: cannot be read ({exc})") from exc
+    return path, verify(path, split_info(name), payload)
 
 
 @dataclass(frozen=True, eq=False)
@@ -249,21 +262,15 @@ def _parse_pair(row: dict[str, Any], split: str, path: Path, position: int) -> P
     )
 
 
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    """Read a SourceSum JSON list with the ``datasets`` library (Arrow-cached)."""
-    import datasets
-
-    datasets.disable_progress_bars()
+def _read_rows(path: Path, payload: bytes) -> list[dict[str, Any]]:
+    """Parse a SourceSum JSON list from the verified ``payload`` of ``path``."""
     try:
-        dataset = datasets.load_dataset(
-            "json",
-            data_files=str(path),
-            split="train",
-            cache_dir=str(paths.cache_dir() / "datasets"),
-        )
-    except Exception as exc:  # datasets raises many types for unreadable JSON
+        rows = json.loads(payload)
+    except (ValueError, RecursionError) as exc:
         raise DataError(f"{path}: cannot be read as a SourceSum JSON list ({exc})") from exc
-    return dataset.to_list()
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise DataError(f"{path}: expected a JSON list of objects (one per pair)")
+    return rows
 
 
 def parse_rows(rows: list[dict[str, Any]], split: str, path: Path) -> tuple[Pair, ...]:
@@ -281,8 +288,8 @@ def parse_rows(rows: list[dict[str, Any]], split: str, path: Path) -> tuple[Pair
 def load_split(name: str) -> Split:
     """Locate, verify, read and validate split ``name`` (memoised per process)."""
     info = split_info(name)
-    path = locate(name)
-    pairs = parse_rows(_read_rows(path), name, path)
+    path, payload = read_verified(name)
+    pairs = parse_rows(_read_rows(path, payload), name, path)
     if len(pairs) != info.pairs:
         raise DataError(f"{path}: {len(pairs)} pairs, the manifest says {info.pairs}")
     return Split(name=name, path=path, sha256=info.sha256, pairs=pairs)

@@ -32,6 +32,6 @@ def scores_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Deletable caches (datasets' Arrow files, dequantized models): ``$SOURCESUM_CACHE_DIR``."""
+    """Deletable caches (dequantized models, leaderboard statistics): ``$SOURCESUM_CACHE_DIR``."""
     value = os.environ.get("SOURCESUM_CACHE_DIR")
     return Path(value).expanduser() if value else Path.home() / ".cache" / "sourcesum"

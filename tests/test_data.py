@@ -58,7 +58,26 @@ def test_checksum_mismatch_names_the_file(tmp_path, monkeypatch, data_dir):
     copy.write_bytes(data_dir.joinpath("xsum_pegasus.json").read_bytes().replace(b"Dan Roan", b"Dan Roam", 1))
     monkeypatch.setenv("SOURCESUM_DATA_DIR", str(tmp_path))
     with pytest.raises(DataError, match=r"xsum_pegasus.json: sha256 .* does not match"):
-        data.locate("xsum_pegasus")
+        data.read_verified("xsum_pegasus")
+
+
+def test_the_bytes_parsed_are_the_bytes_verified(tmp_path, monkeypatch, data_dir):
+    """No cache sits between verification and parsing: an edit made after a first load is
+    caught on the next load (the old ``datasets`` Arrow cache let such an edit through)."""
+    copy = tmp_path / "xsum_pegasus.json"
+    copy.write_bytes(data_dir.joinpath("xsum_pegasus.json").read_bytes())
+    monkeypatch.setenv("SOURCESUM_DATA_DIR", str(tmp_path))
+    path, payload = data.read_verified("xsum_pegasus")
+    assert path == copy and payload == copy.read_bytes()
+    rows = json.loads(payload)
+    rows[0]["annotations"][0]["label"] = [1, 1, 1]
+    copy.write_text(json.dumps(rows))
+    data.load_split.cache_clear()
+    try:
+        with pytest.raises(DataError, match="does not match the pinned"):
+            data.load_split("xsum_pegasus")
+    finally:
+        data.load_split.cache_clear()
 
 
 def test_missing_file_in_data_dir_is_an_error(tmp_path, monkeypatch):
