@@ -16,15 +16,9 @@ from sourcesum import paths
 from sourcesum.errors import SourceSumError
 
 
-def _parse_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def parse_params(items: Sequence[str], rankers: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``["random.seed=3"]`` -> ``{"random": {"seed": 3}}`` (values parsed as JSON if possible)."""
+    """``["random.seed=3"]`` -> ``{"random": {"seed": "3"}}``; the ranker parses each value by its
+    declared type (:meth:`Ranker.canonical_params`)."""
     params: dict[str, dict[str, Any]] = {name: {} for name in rankers}
     for item in items:
         target, _, value = item.partition("=")
@@ -33,8 +27,26 @@ def parse_params(items: Sequence[str], rankers: Sequence[str]) -> dict[str, dict
             raise SourceSumError(f"--param {item!r}: expected RANKER.NAME=VALUE, e.g. random.seed=3")
         if ranker not in params:
             raise SourceSumError(f"--param {item!r}: ranker {ranker!r} is not in --ranker")
-        params[ranker][key] = _parse_value(value)
+        params[ranker][key] = value
     return params
+
+
+def open_stores(scores_dir: str | None, must_exist: bool = False):
+    """The user store (``--scores-dir``, else :func:`paths.user_scores_dir`, written by ``run``)
+    on top of the committed, read-only ``data/scores``. ``must_exist``: a named ``--scores-dir``
+    that does not exist is an error (a typo must not read as an empty store)."""
+    from sourcesum.store import ScoreStore, StoreStack
+
+    top = Path(scores_dir).expanduser() if scores_dir else paths.user_scores_dir()
+    if scores_dir and must_exist and not top.is_dir():
+        raise SourceSumError(f"--scores-dir {scores_dir}: no such folder")
+    if top.exists() and not top.is_dir():
+        raise SourceSumError(f"--scores-dir {top}: is a file, not a folder")
+    layers = [ScoreStore(top)]
+    committed = paths.COMMITTED_SCORES_DIR
+    if committed.resolve() != top.resolve():
+        layers.append(ScoreStore(committed, writable=False))
+    return StoreStack(layers)
 
 
 def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measures) -> None:
@@ -80,7 +92,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sourcesum.evaluation import evaluate
     from sourcesum.measures import parse_measures
     from sourcesum.runner import run_ranker
-    from sourcesum.store import ScoreStore
     from sourcesum.rankers import create_ranker
 
     names = [n.strip() for n in args.ranker.split(",") if n.strip()]
@@ -88,7 +99,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     rankers = [create_ranker(name, **params[name]) for name in names]
     splits = [load_split(name) for name in resolve_split_names(args.split)]
     measures = parse_measures(args.measures)
-    store = ScoreStore(args.scores_dir or paths.scores_dir())
+    store = open_stores(args.scores_dir)
     results = []
     for ranker in rankers:
         for split in splits:
@@ -129,18 +140,35 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _board(args: argparse.Namespace, with_stats: bool = True):
+    """Every usable entry of the user store over the committed one (compare, show, export)."""
     from sourcesum.leaderboard import collect
-    from sourcesum.store import ScoreStore
 
-    return collect(ScoreStore(args.scores_dir or paths.scores_dir()), with_stats=with_stats)
+    return collect(open_stores(args.scores_dir, must_exist=True), with_stats=with_stats)
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from sourcesum.atomic import write_bytes_atomic, write_text_atomic
+    from sourcesum.leaderboard import collect, collect_declared, read_declaration
+    from sourcesum.measures import parse_measures
+    from sourcesum.store import ScoreStore
     from sourcesum.plot import render_png
     from sourcesum.render import PLOT_NAME, RENDERERS, render_latex
 
-    board = _board(args)
+    measures = parse_measures(args.measures)
+    if args.all:
+        if args.output is None:
+            raise SourceSumError("leaderboard --all: give -o FILE (leaderboard.md holds the declared board)")
+        board = collect(open_stores(args.scores_dir, must_exist=True), measures=measures)
+    else:
+        if args.scores_dir:
+            root = Path(args.scores_dir).expanduser()
+            if not root.is_dir():
+                raise SourceSumError(f"--scores-dir {args.scores_dir}: no such folder")
+        else:
+            root = paths.COMMITTED_SCORES_DIR
+        declaration = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
+        board = collect_declared(read_declaration(declaration), ScoreStore(root, writable=False),
+                                 measures=measures)
     text = render_latex(board, ci=args.ci) if args.format == "latex" else RENDERERS[args.format](board)
     output = args.output
     if output is None and args.format == "markdown":
@@ -197,6 +225,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from sourcesum.store import migrate
+    from sourcesum.rankers import RANKERS
+
+    root = Path(args.scores_dir).expanduser() if args.scores_dir else paths.user_scores_dir()
+    if not root.is_dir():
+        raise SourceSumError(f"--scores-dir {root}: no such folder")
+    versions = {name: cls.library_versions() for name, cls in RANKERS.items()}
+    rewritten = migrate(root, versions)
+    print(f"migrated {len(rewritten)} entries under {root} (scores unchanged)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sourcesum", description=__doc__.split("\n")[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -212,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="all", help="comma-separated split names; 'all' = main four")
     p.add_argument("--param", "-p", action="append", default=[], metavar="RANKER.NAME=VALUE")
     p.add_argument("--measures", default="nDCG,AP", help=measures_help)
-    p.add_argument("--scores-dir", help="score store (default: $SOURCESUM_SCORES_DIR or data/scores)")
+    p.add_argument("--scores-dir", help="your store, written (default: $SOURCESUM_SCORES_DIR, else "
+                                        "~/.local/share/sourcesum/scores); data/scores is read below it")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_run)
@@ -226,11 +268,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("leaderboard", help="regenerate leaderboard.md from cached scores")
+    p = sub.add_parser("leaderboard", help="regenerate leaderboard.md from the declared rows")
     p.add_argument("--format", choices=["markdown", "csv", "json", "latex"], default="markdown")
     p.add_argument("--output", "-o", help="file to write ('-' = stdout; markdown default: leaderboard.md)")
     p.add_argument("--ci", action="store_true", help="LaTeX: add the 95%% CIs under each value")
-    p.add_argument("--scores-dir", help="score store (default: $SOURCESUM_SCORES_DIR or data/scores)")
+    p.add_argument("--all", action="store_true",
+                   help="every usable entry of your store and the committed one, not the declared rows "
+                        "(needs -o)")
+    p.add_argument("--declaration", help="rows to render (default: leaderboard.toml)")
+    p.add_argument("--measures", default="nDCG,AP", help=measures_help)
+    p.add_argument("--scores-dir", help="store to read (declared board: default data/scores; --all: "
+                                        "this store over data/scores)")
     p.set_defaults(func=cmd_leaderboard)
 
     p = sub.add_parser("compare", help="paired significance tests between rankers")
@@ -251,6 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scores-dir")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("migrate", help="convert score-store entries of an older format in place")
+    p.add_argument("--scores-dir", help="store to migrate (default: your store)")
+    p.set_defaults(func=cmd_migrate)
 
     p = sub.add_parser("export", help="TREC qrels and run files for every cached ranker")
     p.add_argument("--format", choices=["trec"], default="trec")

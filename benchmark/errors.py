@@ -25,3 +25,8 @@ class RankerError(SourceSumError):
 
 class UnknownNameError(SourceSumError):
     """An unknown ranker, split or measure name."""
+
+
+class ParameterError(SourceSumError):
+    """A ranker parameter that is unknown, unparsable or out of range (names it and what it
+    accepts)."""

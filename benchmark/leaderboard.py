@@ -1,8 +1,13 @@
 """Collect the leaderboard from the score store, with statistics, ties and the human row.
 
-A store entry counts when it is complete, was computed on the current data file (sha256), and,
-for a ranker registered in this process, carries that ranker's current ``version``; anything
-else is reported as stale and skipped. Nothing is recomputed here.
+Two modes. **Declared** (the official board): ``leaderboard.toml`` names exactly the ranker
+configurations (name + parameters) on the board and its reference rows; each must have a
+complete, valid entry for every main split, made with the ranker's current version on the
+current data, or :func:`collect_declared` raises :class:`IncompleteLeaderboard` naming every
+missing, partial or invalid entry and the command that computes it. **All** (any store): every
+valid, complete, current entry becomes a row; anything else is listed as skipped with the reason.
+Rows are one ranker configuration each (grouped by ranker, version and parameters, never by
+label alone). Nothing is recomputed here.
 
 Statistics (see :mod:`sourcesum.stats`): every cell gets a 95% percentile bootstrap CI
 (10,000 resamples, seed 0) that **resamples documents** (on CNN/DM several pairs share one; on
@@ -15,8 +20,11 @@ independently and averages the resampled means.
 
 from __future__ import annotations
 
-import warnings
+import json
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -25,9 +33,10 @@ from sourcesum.data import Split, load_split, main_splits
 from sourcesum.evaluation import Evaluation, evaluate
 from sourcesum.human import HUMAN_LABEL, human_per_pair
 from sourcesum.measures import AP, NDCG, Measure
-from sourcesum.store import ScoreEntry, ScoreStore
+from sourcesum.errors import ScoreFileError, SourceSumError
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
 from sourcesum.ties import tie_report
-from sourcesum.rankers.base import RANKERS
+from sourcesum.rankers.base import RANKERS, create_ranker
 
 LEADERBOARD_MEASURES = (NDCG, AP)
 ALPHA = 0.05
@@ -69,6 +78,7 @@ class Leaderboard:
     splits: list[Split]
     rows: list[Row]
     stale: list[str]
+    measures: tuple[Measure, ...] = LEADERBOARD_MEASURES
     best: dict[tuple[str | None, Measure], str] = field(default_factory=dict)
 
     @property
@@ -91,59 +101,170 @@ class Leaderboard:
         return matches[0]
 
 
+class IncompleteLeaderboard(SourceSumError):
+    """A declared row lacks a complete, valid, current entry (the message lists each)."""
+
+
+@dataclass(frozen=True)
+class DeclaredRow:
+    """One configuration named in ``leaderboard.toml``."""
+
+    ranker: str
+    params: dict[str, Any]
+    reference: bool = False
+
+
+def read_declaration(path: Path) -> list[DeclaredRow]:
+    """The rows declared in ``path``: ``[[rows]]`` (ranked) and ``[[references]]`` tables, each
+    with ``ranker = "name"`` and optional ``params = {...}``."""
+    try:
+        raw = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SourceSumError(f"{path}: cannot read the leaderboard declaration ({exc})") from exc
+    unknown = set(raw) - {"rows", "references"}
+    if unknown:
+        raise SourceSumError(f"{path}: unknown table(s) {sorted(unknown)}; use [[rows]] and [[references]]")
+    declared = []
+    for table, reference in (("rows", False), ("references", True)):
+        for i, item in enumerate(raw.get(table, [])):
+            extra = set(item) - {"ranker", "params"}
+            if not isinstance(item.get("ranker"), str) or extra or not isinstance(item.get("params", {}), dict):
+                raise SourceSumError(
+                    f"{path}: [[{table}]] #{i + 1} needs ranker = \"name\" and optional params = {{...}}"
+                    + (f"; unknown keys {sorted(extra)}" if extra else "")
+                )
+            declared.append(DeclaredRow(item["ranker"], dict(item.get("params", {})), reference))
+    if not declared:
+        raise SourceSumError(f"{path}: declares no rows")
+    return declared
+
+
 def is_current(entry: ScoreEntry, split: Split) -> str | None:
     """``None`` if ``entry`` can be used for ``split``, else why it is stale."""
     if entry.data_sha256 != split.sha256:
         return "computed on other data"
-    if entry.ranker in RANKERS and RANKERS.get(entry.ranker).version != entry.version:
-        return f"version {entry.version}, ranker is now {RANKERS.get(entry.ranker).version}"
+    if entry.ranker in RANKERS:
+        cls = RANKERS.get(entry.ranker)
+        if cls.version != entry.version:
+            return f"version {entry.version}, ranker is now {cls.version}"
+        try:
+            canonical = cls.canonical_params(entry.params)
+        except SourceSumError as exc:
+            return f"parameters no longer valid ({exc})"
+        if canonical != entry.params:
+            return f"parameters {entry.params} are not in canonical form {canonical}"
     if not entry.complete:
         return f"partial ({len(entry.scores)}/{entry.n_pairs} pairs)"
     return None
 
 
-def _human_row(splits: dict[str, Split]) -> Row:
+def _human_row(splits: dict[str, Split], measures: Sequence[Measure] = LEADERBOARD_MEASURES) -> Row:
     row = Row(HUMAN_LABEL, "human", {}, reference=True)
     for name, split in splits.items():
-        frame = human_per_pair(split, LEADERBOARD_MEASURES)
-        frame.attrs["measures"] = list(LEADERBOARD_MEASURES)
+        frame = human_per_pair(split, measures)
+        frame.attrs["measures"] = list(measures)
         row.evaluations[name] = Evaluation(system=HUMAN_LABEL, split=name, per_pair=frame)
     return row
 
 
-def collect(store: ScoreStore, with_stats: bool = True, resamples: int = stats.DEFAULT_RESAMPLES) -> Leaderboard:
-    """Evaluate every usable store entry on the main splits (plus the human row)."""
-    splits = {name: load_split(name) for name in main_splits()}
-    rows: dict[str, Row] = {}
-    stale: list[str] = []
-    for path, entry in store.entries():
-        split = splits.get(entry.split)
-        if split is None:
-            continue
-        reason = is_current(entry, split)
-        if reason:
-            stale.append(f"{path.relative_to(store.root)}: {reason}")
-            continue
-        reference = entry.ranker in RANKERS and RANKERS.get(entry.ranker).reference
-        row = rows.setdefault(entry.label, Row(entry.label, entry.ranker, entry.params, reference))
-        if entry.split in row.entries:
-            warnings.warn(f"two store entries labelled {entry.label} on {entry.split}; using {path}")
-        row.entries[entry.split] = entry
-        row.evaluations[entry.split] = evaluate(
-            split, entry.scores, entry.label, LEADERBOARD_MEASURES, source=str(path)
-        )
-        row.ties[entry.split] = tie_report(split, entry.scores, entry.label, LEADERBOARD_MEASURES)
-    ordered = sorted(rows.values(), key=lambda r: (-np.nan_to_num(r.average(NDCG), nan=-1), r.label))
-    board = Leaderboard(list(splits.values()), ordered + [_human_row(splits)], stale)
+def _add_entry(row: Row, entry: ScoreEntry, split: Split, source: str, measures: Sequence[Measure]) -> None:
+    row.entries[split.name] = entry
+    row.evaluations[split.name] = evaluate(split, entry.scores, row.label, measures, source=source)
+    row.ties[split.name] = tie_report(split, entry.scores, row.label, measures)
+
+
+def _finish(splits: dict[str, Split], rows: list[Row], stale: list[str], measures: Sequence[Measure],
+            with_stats: bool, resamples: int) -> Leaderboard:
+    ordered = sorted(rows, key=lambda r: (-np.nan_to_num(r.average(measures[0]), nan=-1), r.label))
+    board = Leaderboard(list(splits.values()), ordered + [_human_row(splits, measures)], stale,
+                        tuple(measures))
     _mark_best(board)
     if with_stats:
         add_statistics(board, resamples)
     return board
 
 
+def collect_declared(
+    declared: Sequence[DeclaredRow],
+    store: ScoreStore | StoreStack,
+    measures: Sequence[Measure] = LEADERBOARD_MEASURES,
+    with_stats: bool = True,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+) -> Leaderboard:
+    """Exactly the declared rows, each from a complete, valid, current entry per main split."""
+    splits = {name: load_split(name) for name in main_splits()}
+    rows: list[Row] = []
+    problems: list[str] = []
+    for item in declared:
+        ranker = create_ranker(item.ranker, **item.params)
+        params = ranker.get_params()
+        row = Row(ranker.label, ranker.name, params, item.reference or ranker.reference)
+        for split in splits.values():
+            key = entry_key(ranker.name, ranker.version, params, split.sha256)
+            path = store.path_for(ranker.name, split.name, key)
+            command = (f"sourcesum run --ranker {ranker.name} --split {split.name}"
+                       + "".join(f" -p {ranker.name}.{k}={json.dumps(v) if not isinstance(v, str) else v}"
+                                 for k, v in sorted(item.params.items()))
+                       + f" --scores-dir {store.root}")
+            try:
+                entry = store.load(ranker.name, split.name, key)
+            except ScoreFileError as exc:
+                problems.append(f"{ranker.label} on {split.name}: invalid entry: {exc}")
+                continue
+            if entry is None:
+                problems.append(f"{ranker.label} on {split.name}: missing ({path}); compute: {command}")
+                continue
+            if not entry.complete:
+                problems.append(f"{ranker.label} on {split.name}: partial ({len(entry.scores)}/"
+                                f"{entry.n_pairs} pairs, {path}); resume: {command}")
+                continue
+            _add_entry(row, entry, split, str(path), measures)
+        rows.append(row)
+    if problems:
+        raise IncompleteLeaderboard(
+            f"{len(problems)} declared entr{'y is' if len(problems) == 1 else 'ies are'} not complete "
+            "and valid; nothing was written:\n  " + "\n  ".join(problems)
+        )
+    return _finish(splits, rows, [], measures, with_stats, resamples)
+
+
+def collect(
+    store: ScoreStore | StoreStack,
+    with_stats: bool = True,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    measures: Sequence[Measure] = LEADERBOARD_MEASURES,
+) -> Leaderboard:
+    """Every usable store entry on the main splits as a row (plus the human row); invalid,
+    stale and partial entries are listed in ``stale`` with the reason."""
+    splits = {name: load_split(name) for name in main_splits()}
+    rows: dict[str, Row] = {}
+    stale: list[str] = []
+    for path, entry in store.entries():
+        if isinstance(entry, ScoreFileError):
+            stale.append(f"{path}: invalid ({entry})")
+            continue
+        split = splits.get(entry.split)
+        if split is None:
+            continue
+        reason = is_current(entry, split)
+        if reason:
+            stale.append(f"{path}: {reason}")
+            continue
+        reference = entry.ranker in RANKERS and RANKERS.get(entry.ranker).reference
+        row = rows.setdefault(entry.config_id, Row(entry.label, entry.ranker, entry.params, reference))
+        _add_entry(row, entry, split, str(path), measures)
+    labels = [r.label for r in rows.values()]
+    for config, row in rows.items():
+        if labels.count(row.label) > 1:  # same label, other configuration: say which
+            row.label = f"{row.label} [{config[:6]}]"
+            for evaluation in row.evaluations.values():
+                evaluation.system = row.label
+    return _finish(splits, list(rows.values()), stale, measures, with_stats, resamples)
+
+
 def _mark_best(board: Leaderboard) -> None:
     for split in [s.name for s in board.splits] + [None]:
-        for measure in LEADERBOARD_MEASURES:
+        for measure in board.measures:
             candidates = [(r.value(split, measure), r.label) for r in board.ranked_rows]
             candidates = [c for c in candidates if np.isfinite(c[0])]
             if candidates:
@@ -159,7 +280,7 @@ def add_statistics(board: Leaderboard, resamples: int = stats.DEFAULT_RESAMPLES,
                    seed: int = stats.DEFAULT_SEED) -> None:
     """Fill every row's CIs and, for ranked rows, Holm-adjusted p-values against the best."""
     groups = {split.name: document_groups(split) for split in board.splits}
-    for measure in LEADERBOARD_MEASURES:
+    for measure in board.measures:
         for row in board.rows:
             split_means = []
             for split in board.splits:

@@ -3,7 +3,9 @@
 Environment variables (all optional):
 
 - ``SOURCESUM_DATA_DIR``: a folder holding the SourceSum JSON files (checked first).
-- ``SOURCESUM_SCORES_DIR``: the score store (default ``data/scores`` in the project).
+- ``SOURCESUM_SCORES_DIR``: your score store, where ``run`` writes (default
+  ``$XDG_DATA_HOME/sourcesum/scores``, i.e. ``~/.local/share/sourcesum/scores``). Every command
+  reads it on top of the committed, read-only ``data/scores``.
 - ``SOURCESUM_CACHE_DIR``: caches that are safe to delete (default ``~/.cache/sourcesum``).
 """
 
@@ -16,7 +18,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DATA_ROOT = PROJECT_ROOT / "data"
 MANIFEST_PATH = DATA_ROOT / "manifest.json"
 DOWNLOAD_DIR = DATA_ROOT / "sourcesum"
+COMMITTED_SCORES_DIR = DATA_ROOT / "scores"
 LEADERBOARD_PATH = PROJECT_ROOT / "leaderboard.md"
+DECLARATION_PATH = PROJECT_ROOT / "leaderboard.toml"
 
 
 def env_data_dir() -> Path | None:
@@ -25,10 +29,14 @@ def env_data_dir() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-def scores_dir() -> Path:
-    """The score store: ``$SOURCESUM_SCORES_DIR`` or the committed ``data/scores``."""
+def user_scores_dir() -> Path:
+    """The user's writable score store: ``$SOURCESUM_SCORES_DIR``, else
+    ``$XDG_DATA_HOME/sourcesum/scores`` (``~/.local/share/sourcesum/scores``)."""
     value = os.environ.get("SOURCESUM_SCORES_DIR")
-    return Path(value).expanduser() if value else DATA_ROOT / "scores"
+    if value:
+        return Path(value).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "sourcesum" / "scores"
 
 
 def cache_dir() -> Path:

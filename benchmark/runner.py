@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 
 from sourcesum.data import Pair, Split
 from sourcesum.errors import RankerError, SourceSumError
-from sourcesum.store import ScoreEntry, ScoreStore, entry_key
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
 from sourcesum.rankers.base import Ranker
 
 
@@ -63,7 +63,7 @@ def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], entry: ScoreEntry) -> No
 
 
 def run_ranker(
-    ranker: Ranker, split: Split, store: ScoreStore, progress: bool = True
+    ranker: Ranker, split: Split, store: ScoreStore | StoreStack, progress: bool = True
 ) -> ScoreEntry:
     """Scores of ``ranker`` on every pair of ``split``, from the store where already computed."""
     params = ranker.get_params()
@@ -76,6 +76,7 @@ def run_ranker(
         split=split.name,
         data_sha256=split.sha256,
         n_pairs=len(split),
+        libraries=ranker.library_versions(),
     )
     todo = [pair for pair in split if pair.id not in entry.scores]
     if not todo:

@@ -20,7 +20,10 @@ means "more likely a source of the summary". Example::
 
 Parameters are the ``__init__`` keyword arguments, read back from attributes of the same name
 (the scikit-learn convention); together with ``name``, ``version`` and the data checksum they
-key the score cache, so bump ``version`` whenever the scoring code changes.
+key the score cache, so bump ``version`` whenever the scoring code changes. Declare them in
+``param_specs`` (type, choices or range, one line of doc; see :mod:`sourcesum.params`) or let
+their annotations and defaults give their types; values are parsed, validated and canonicalised
+before any work.
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from __future__ import annotations
 import inspect
 import json
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from sourcesum.data import Pair
-from sourcesum.errors import SourceSumError
+from sourcesum.errors import ParameterError
+from sourcesum.params import Param, signature_params
 from sourcesum.registry import Registry
 
 
@@ -49,6 +53,11 @@ class Ranker(ABC):
     ``batch_size``): left out of :meth:`get_params`, hence out of the cache key and the label."""
     batch_pairs: ClassVar[int] = 64
     """How many pairs the runner hands to :meth:`score_batch` at once (and caches after)."""
+    libraries: ClassVar[tuple[str, ...]] = ()
+    """Distributions whose versions are recorded with the scores (numpy, Python and this
+    package always are)."""
+    param_specs: ClassVar[Mapping[str, Param]] = {}
+    """Declared parameters (type, allowed values, doc); undeclared ones are inferred."""
 
     def fit(self, pairs: Sequence[Pair]) -> None:
         """Called once with every pair of a split before scoring (e.g. to compute IDF). No-op."""
@@ -61,31 +70,60 @@ class Ranker(ABC):
         """Scores for several pairs; override to batch across pairs (default: one by one)."""
         return [self.score(pair) for pair in pairs]
 
+    @classmethod
+    def library_versions(cls) -> dict[str, str]:
+        """Installed versions of Python, numpy, this package and ``libraries``."""
+        import platform
+        from importlib.metadata import PackageNotFoundError, version
+
+        out = {"python": platform.python_version()}
+        for name in ("sourcesum-bench", "numpy", *cls.libraries):
+            try:
+                out[name] = version(name)
+            except PackageNotFoundError:
+                out[name] = "not installed"
+        return out
+
+    @classmethod
+    def parameters(cls) -> dict[str, tuple[Param, Any]]:
+        """``name -> (Param, default)`` for every ``__init__`` keyword argument."""
+        return signature_params(cls, cls.param_specs)
+
+    @classmethod
+    def canonical_params(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` (text or Python values) parsed, validated and canonicalised; unknown names
+        and bad values raise :class:`ParameterError` naming ``<ranker>.<param>``."""
+        specs = cls.parameters()
+        out = {}
+        for key, value in values.items():
+            if key not in specs:
+                raise ParameterError(
+                    f"ranker {cls.name!r} has no parameter {key!r}; it accepts "
+                    f"{', '.join(specs) or 'none'} (see `sourcesum list`)"
+                )
+            out[key] = specs[key][0].coerce(value, f"{cls.name}.{key}")
+        return out
+
     def get_params(self) -> dict[str, Any]:
-        """The ``__init__`` keyword arguments (except ``runtime_params``), as currently set."""
-        params = {}
-        for parameter in inspect.signature(type(self).__init__).parameters.values():
-            if parameter.name in ("self", *self.runtime_params) or parameter.kind in (
-                parameter.VAR_POSITIONAL,
-                parameter.VAR_KEYWORD,
-            ):
-                continue
-            params[parameter.name] = getattr(self, parameter.name)
-        return params
+        """The canonical ``__init__`` keyword arguments (except ``runtime_params``), as set."""
+        current = {
+            name: getattr(self, name)
+            for name in self.parameters()
+            if name not in self.runtime_params
+        }
+        return self.canonical_params(current)
 
     @property
     def label(self) -> str:
         """``name`` plus non-default parameters, e.g. ``random(seed=1)``."""
-        defaults = {
-            p.name: p.default
-            for p in inspect.signature(type(self).__init__).parameters.values()
-            if p.default is not inspect.Parameter.empty
-        }
-        changed = {
-            k: v
-            for k, v in self.get_params().items()
-            if k in self.label_params or defaults.get(k, object()) != v
-        }
+        specs = self.parameters()
+        changed = {}
+        for key, value in self.get_params().items():
+            spec, default = specs[key]
+            if default is not inspect.Parameter.empty:
+                default = spec.coerce(default, f"{self.name}.{key}")
+            if key in self.label_params or default != value:
+                changed[key] = value
         if not changed:
             return self.name
         return f"{self.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
@@ -99,14 +137,13 @@ register = RANKERS.register
 
 
 def create_ranker(name: str, **params: Any) -> Ranker:
-    """Instantiate the ranker registered as ``name`` with ``params``; bad params are an error."""
+    """Instantiate the ranker registered as ``name`` with ``params`` (text or Python values),
+    parsed and validated first; any problem is a :class:`ParameterError` naming the ranker."""
     cls = RANKERS.get(name)
+    values = cls.canonical_params(params)
     try:
-        return cls(**params)
-    except TypeError as exc:
-        accepted = [
-            p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "args", "kwargs")
-        ]
-        raise SourceSumError(
-            f"ranker {name!r} rejected parameters {params}: {exc}; it accepts {accepted}"
-        ) from exc
+        ranker = cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"ranker {name!r} rejected parameters {values}: {exc}") from exc
+    ranker.get_params()  # validates the defaults a plugin left as they are
+    return ranker

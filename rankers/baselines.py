@@ -8,6 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from sourcesum.data import Pair
+from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
 
 
@@ -28,6 +29,8 @@ class RandomRanker(Ranker):
 
     name = "random"
     version = "1"
+
+    param_specs = {"seed": Param(int, "random seed (scores depend on seed and pair id only)")}
 
     def __init__(self, seed: int = 0):
         self.seed = seed

@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from sourcesum.data import Pair
+from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
 from sourcesum.rankers.device import DEFAULT_SENTENCE_MODEL, resolve_device, resolve_sentence_model
 
@@ -32,6 +33,12 @@ class EmbeddingRanker(Ranker):
     label_params = ("model",)
     runtime_params = ("device", "batch_size")
     batch_pairs = 512
+    libraries = ("sentence-transformers", "transformers", "torch")
+    param_specs = {
+        "model": Param(str, "sentence-transformers model name or path"),
+        "device": Param(str, "where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")),
+        "batch_size": Param(int, "texts per forward pass (not in the cache key)", min=1),
+    }
 
     def __init__(self, model: str = DEFAULT_SENTENCE_MODEL, device: str = "auto", batch_size: int = 32):
         self.model, self.device, self.batch_size = model, device, batch_size
@@ -84,6 +91,15 @@ class BERTScoreRanker(Ranker):
     label_params = ("model",)
     runtime_params = ("device", "batch_size")
     batch_pairs = 512
+    libraries = ("bert-score", "transformers", "torch")
+    param_specs = {
+        "model": Param(str, "Hugging Face encoder name or path"),
+        "layer": Param(int, "hidden layer to match (none: bert-score's table, else the last)",
+                       min=1, optional=True),
+        "measure": Param(str, "BERTScore component", choices=("f1", "precision", "recall")),
+        "device": Param(str, "where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")),
+        "batch_size": Param(int, "sentence pairs per forward pass (not in the cache key)", min=1),
+    }
 
     def __init__(
         self,
@@ -93,8 +109,6 @@ class BERTScoreRanker(Ranker):
         device: str = "auto",
         batch_size: int = 64,
     ):
-        if measure not in ("f1", "precision", "recall"):
-            raise ValueError(f"measure must be f1, precision or recall, got {measure!r}")
         self.model, self.layer, self.measure = model, layer, measure
         self.device, self.batch_size = device, batch_size
         self._scorer = None

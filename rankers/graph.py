@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from sourcesum.data import Pair
+from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
 
 
@@ -28,6 +29,12 @@ class LexRankRanker(Ranker):
     name = "lexrank"
     version = "3"
     batch_pairs = 256
+
+    libraries = ("lexrank",)
+    param_specs = {
+        "threshold": Param(float, "cosine threshold of discrete LexRank; none = continuous",
+                           min=0.0, max=1.0, optional=True),
+    }
 
     def __init__(self, threshold: float | None = None):
         self.threshold = threshold

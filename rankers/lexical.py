@@ -7,6 +7,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from sourcesum.data import Pair
+from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
 from sourcesum.rankers.text import tokenize
 
@@ -25,10 +26,15 @@ class BM25Ranker(Ranker):
 
     name = "bm25"
     version = "1"
+    libraries = ("rank-bm25", "nltk", "scikit-learn")
+    param_specs = {
+        "k1": Param(float, "term-frequency saturation", min=0.0),
+        "b": Param(float, "length normalisation", min=0.0, max=1.0),
+        "variant": Param(str, "okapi (BM25Okapi), plus (BM25+) or l (BM25L)", choices=_BM25_VARIANTS),
+        "delta": Param(float, "term-frequency lower bound of BM25+ and BM25L", min=0.0),
+    }
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, variant: str = "okapi", delta: float = 1.0):
-        if variant not in _BM25_VARIANTS:
-            raise ValueError(f"variant must be one of {_BM25_VARIANTS}, got {variant!r}")
         self.k1, self.b, self.variant, self.delta = k1, b, variant, delta
 
     def score(self, pair: Pair) -> Sequence[float]:
@@ -75,9 +81,13 @@ class _RougeRanker(Ranker):
     version = "1"
     batch_pairs = 256
 
+    libraries = ("rouge-score", "nltk")
+    param_specs = {
+        "measure": Param(str, "which ROUGE score", choices=("fmeasure", "precision", "recall")),
+        "use_stemmer": Param(bool, "Porter-stem tokens (rouge-score's option)"),
+    }
+
     def __init__(self, measure: str = "fmeasure", use_stemmer: bool = True):
-        if measure not in ("fmeasure", "precision", "recall"):
-            raise ValueError(f"measure must be fmeasure, precision or recall, got {measure!r}")
         self.measure, self.use_stemmer = measure, use_stemmer
         self._scorer = None
 
@@ -132,9 +142,13 @@ class TfidfRanker(Ranker):
     version = "1"
     batch_pairs = 256
 
+    libraries = ("scikit-learn", "nltk")
+    param_specs = {
+        "idf": Param(str, "IDF over the split's distinct documents or the pair's sentences",
+                     choices=("split", "document")),
+    }
+
     def __init__(self, idf: str = "split"):
-        if idf not in ("split", "document"):
-            raise ValueError(f"idf must be 'split' or 'document', got {idf!r}")
         self.idf = idf
         self._vectorizer = None
 

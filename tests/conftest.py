@@ -19,9 +19,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 @pytest.fixture
 def scores_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty score store, also exported as $SOURCESUM_SCORES_DIR for the CLI."""
+    """An empty user score store, exported as $SOURCESUM_SCORES_DIR for the CLI, over an empty
+    stand-in for the committed store (so tests compute instead of reading data/scores)."""
+    from sourcesum import paths
+
     path = tmp_path / "scores"
     monkeypatch.setenv("SOURCESUM_SCORES_DIR", str(path))
+    monkeypatch.setattr(paths, "COMMITTED_SCORES_DIR", tmp_path / "committed")
     return path
 
 

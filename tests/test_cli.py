@@ -99,8 +99,8 @@ def test_evaluate_trec_run(capsys, tmp_path):
 def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, tmp_path):
     run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--no-progress")
     first, second = tmp_path / "a" / "leaderboard.md", tmp_path / "b" / "leaderboard.md"
-    assert run_cli(capsys, "leaderboard", "-o", str(first))[0] == 0
-    assert run_cli(capsys, "leaderboard", "-o", str(second))[0] == 0
+    assert run_cli(capsys, "leaderboard", "--all", "-o", str(first))[0] == 0
+    assert run_cli(capsys, "leaderboard", "--all", "-o", str(second))[0] == 0
     text = first.read_text()
     assert text == second.read_text()
     png = first.with_name("leaderboard.png").read_bytes()
@@ -108,11 +108,11 @@ def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, t
     assert "| lead | **0.8521** [" in text
     assert "## Reference rows" in text and "| oracle | 1.0000" in text
     assert "Numbers reported in the paper" in text and "0.8476 / 0.6740" in text
-    _, latex, _ = run_cli(capsys, "leaderboard", "--format", "latex")
+    _, latex, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "latex")
     assert r"\toprule" in latex and r"\textbf{" in latex
-    _, csv_text, _ = run_cli(capsys, "leaderboard", "--format", "csv")
+    _, csv_text, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "csv")
     assert csv_text.splitlines()[0].startswith("ranker,reference,XSum-PEGASUS NDCG,XSum-PEGASUS NDCG CI low")
-    _, js, _ = run_cli(capsys, "leaderboard", "--format", "json")
+    _, js, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "json")
     assert len(json.loads(js)["results"]) == 16  # 3 rankers + the human row, 4 splits
 
 
@@ -121,7 +121,8 @@ def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, t
     [
         (["run", "--ranker", "nosuch", "--split", "xsum_pegasus"], "unknown ranker 'nosuch'; registered:"),
         (["run", "--ranker", "lead", "--split", "xsum"], "unknown split 'xsum'"),
-        (["run", "--ranker", "random", "-p", "random.sede=1", "--split", "xsum_pegasus"], "rejected parameters"),
+        (["run", "--ranker", "random", "-p", "random.sede=1", "--split", "xsum_pegasus"],
+         "ranker 'random' has no parameter 'sede'; it accepts seed"),
         (["run", "--ranker", "lead", "--measures", "MRR"], "unknown measure 'MRR'"),
         (["evaluate", "/nonexistent.json", "--field", "x"], "/nonexistent.json: no such file"),
     ],
@@ -141,15 +142,15 @@ def test_debug_shows_the_exception(scores_dir):
 def test_leaderboard_shows_cis_significance_ties_and_human_row(capsys, scores_dir, tmp_path):
     run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--no-progress")
     out = tmp_path / "lb.md"
-    assert run_cli(capsys, "leaderboard", "-o", str(out))[0] == 0
+    assert run_cli(capsys, "leaderboard", "--all", "-o", str(out))[0] == 0
     text = out.read_text()
     assert "| lead | **0.8521** [0." in text
     assert "## Ties" in text and "| random | XSum-PEGASUS | 0.0% | 0.0% |" in text
     assert "| human (leave-one-annotator-out) |" in text
     assert (tmp_path / "leaderboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    _, latex, _ = run_cli(capsys, "leaderboard", "--format", "latex", "--ci")
+    _, latex, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "latex", "--ci")
     assert r"\scriptsize[" in latex
-    _, js, _ = run_cli(capsys, "leaderboard", "--format", "json")
+    _, js, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "json")
     lead = next(r for r in json.loads(js)["results"] if r["ranker"] == "lead" and r["split"] == "xsum_pegasus")
     assert lead["ndcg_ci"][0] < lead["ndcg"] < lead["ndcg_ci"][1] and "ties" in lead
 

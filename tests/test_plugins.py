@@ -30,7 +30,7 @@ def test_user_ranker_runs_through_cli_and_leaderboard(capsys, scores_dir, tmp_pa
                      "--split", "all", "--json", "--no-progress"]) == 0
         results = json.loads(capsys.readouterr().out)["results"]
         assert {r["ranker"] for r in results} == {"test_longest(longest_first=False)"}
-        assert main(["leaderboard", "-o", str(tmp_path / "lb.md")]) == 0
+        assert main(["leaderboard", "--all", "-o", str(tmp_path / "lb.md")]) == 0
         assert "| test_longest(longest_first=False) |" in (tmp_path / "lb.md").read_text()
     finally:
         RANKERS._classes.pop("test_longest")

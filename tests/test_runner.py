@@ -98,7 +98,7 @@ def test_store_round_trip_is_exact_and_one_pair_per_line(split, scores_dir):
     entry = run_ranker(create_ranker("random", seed=7), split, store, progress=False)
     path = store.path_for("random", split.name, entry.key)
     text = path.read_text()
-    assert text.count("\n") == len(split) + 12
+    assert text.count("\n") == len(split) + 15
     loaded = ScoreEntry.from_json(text, path)
     assert loaded.scores == entry.scores and loaded.to_json() == text
     assert not list(scores_dir.glob("**/*.tmp"))

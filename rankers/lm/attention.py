@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from sourcesum.data import Pair
+from sourcesum.params import Param
 from sourcesum.errors import SourceSumError
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
@@ -58,6 +59,12 @@ class AttentionRanker(LMRanker):
     name = "attention"
     version = "1"
     eager_attention = True
+
+    param_specs = {
+        **LMRanker.param_specs,
+        "layers": Param(str, "layers averaged: all, or a Python slice such as -4:"),
+        "normalize": Param(str, "divide each sentence's mass by its token count", choices=("none", "length")),
+    }
 
     def __init__(self, model: str = DEFAULT_LM, layers: str = "all", normalize: str = "none",
                  template: str = DEFAULT_TEMPLATE, device: str = "auto", dtype: str = "float32",

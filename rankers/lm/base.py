@@ -6,6 +6,7 @@ from collections import OrderedDict
 from typing import ClassVar, Sequence
 
 from sourcesum.data import Pair
+from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.lm.inputs import Context, check_length
 from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm
@@ -22,6 +23,15 @@ class LMRanker(Ranker):
 
     label_params = ("model",)
     runtime_params = ("device", "batch_size")
+    libraries = ("torch", "transformers", "gguf")
+    param_specs = {
+        "model": Param(str, "Hugging Face causal or seq2seq LM name or path"),
+        "device": Param(str, "where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")),
+        "dtype": Param(str, "weights and activations precision",
+                       choices=("float32", "bfloat16", "float16", "auto")),
+        "batch_size": Param(int, "sequences per forward pass (not in the cache key)", min=1),
+        "template": Param(str, "causal LMs: prompt with {document} and {summary}"),
+    }
     eager_attention: ClassVar[bool] = False
     batch_pairs = 8  # LM pairs are slow: save (and show progress) often
 

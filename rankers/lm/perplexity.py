@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from sourcesum.data import Pair
+from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
 from sourcesum.rankers.lm.engine import causal_ablation_nll, seq2seq_ablation_nll
@@ -30,6 +31,12 @@ class PerplexityGainRanker(LMRanker):
 
     name = "perplexity_gain"
     version = "1"
+
+    param_specs = {
+        **LMRanker.param_specs,
+        "ablation": Param(str, "delete the sentence, or mask it from attention (the paper's)", choices=ABLATIONS),
+        "gain": Param(str, "loss difference, or perplexity difference (the paper's)", choices=GAINS),
+    }
 
     def __init__(self, model: str = DEFAULT_LM, ablation: str = "delete", gain: str = "loss",
                  template: str = DEFAULT_TEMPLATE, device: str = "auto", dtype: str = "float32",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from sourcesum.data import Pair
+from sourcesum.params import Param
 from sourcesum.errors import SourceSumError
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
@@ -29,6 +30,11 @@ class PMIRanker(LMRanker):
 
     name = "pmi"
     version = "1"
+
+    param_specs = {
+        **LMRanker.param_specs,
+        "direction": Param(str, "log P(sentence|summary) - log P(sentence), or the reverse", choices=DIRECTIONS),
+    }
 
     def __init__(self, model: str = DEFAULT_LM, direction: str = "sentence|summary",
                  device: str = "auto", dtype: str = "float32", batch_size: int = 16):
