@@ -9,11 +9,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import typing
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from sourcesum import paths
 from sourcesum.errors import SourceSumError
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
 
 
 def parse_params(items: Sequence[str], rankers: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -71,20 +83,42 @@ def cmd_list(args: argparse.Namespace) -> int:
     from sourcesum.rankers import RANKERS
 
     splits = [{"name": n, "title": split_info(n).title, "pairs": split_info(n).pairs} for n in split_names()]
-    rankers = [
-        {"name": name, "version": cls.version, "description": (cls.__doc__ or "").strip().split("\n")[0]}
-        for name, cls in RANKERS.items()
-    ]
+    rankers = [_ranker_listing(name, cls) for name, cls in RANKERS.items()]
     if args.json:
         print(json.dumps({"splits": splits, "rankers": rankers}, indent=2))
         return 0
     print("Splits ('all' = the first four):")
     for s in splits:
         print(f"  {s['name']:<20} {s['pairs']:>4} pairs  {s['title']}")
-    print("Rankers:")
+    print("Rankers (parameter: type = default, accepted values; * = not in the cache key):")
     for r in rankers:
         print(f"  {r['name']:<16} v{r['version']:<3} {r['description']}")
+        for p in r["parameters"]:
+            star = "*" if p["runtime"] else ""
+            print(f"      {p['name']}{star}: {p['type']} = {json.dumps(p['default'])}  ({p['accepts']})"
+                  + (f"  {p['doc']}" if p["doc"] else ""))
     return 0
+
+
+def _ranker_listing(name: str, cls: Any) -> dict[str, Any]:
+    import inspect
+
+    parameters = []
+    for key, (spec, default) in cls.parameters().items():
+        parameters.append({
+            "name": key,
+            "type": spec.type_name,
+            "default": None if default is inspect.Parameter.empty else default,
+            "required": default is inspect.Parameter.empty,
+            "accepts": spec.accepts,
+            "choices": list(spec.choices) if spec.choices is not None else None,
+            "min": spec.min,
+            "max": spec.max,
+            "runtime": key in cls.runtime_params,
+            "doc": spec.doc,
+        })
+    return {"name": name, "version": cls.version, "reference": cls.reference,
+            "description": (cls.__doc__ or "").strip().split("\n")[0], "parameters": parameters}
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -95,6 +129,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sourcesum.rankers import create_ranker
 
     names = [n.strip() for n in args.ranker.split(",") if n.strip()]
+    if not names:
+        raise SourceSumError(f"--ranker {args.ranker!r}: name at least one ranker (see `sourcesum list`)")
     params = parse_params(args.param, names)
     rankers = [create_ranker(name, **params[name]) for name in names]
     splits = [load_split(name) for name in resolve_split_names(args.split)]
@@ -193,12 +229,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from sourcesum.data import resolve_split_names
     from sourcesum.measures import parse_measures
 
-    board = _board(args, with_stats=False)
+    from sourcesum.data import main_splits
+
     names = args.rankers
     if len(names) < 2:
         raise SourceSumError("compare needs at least two rankers")
+    splits = resolve_split_names(args.split)
+    off_board = [s for s in splits if s not in main_splits()]
+    if off_board:
+        raise SourceSumError(f"--split {args.split}: compare works on the main splits "
+                             f"({', '.join(main_splits())}), not {', '.join(off_board)}")
+    board = _board(args, with_stats=False)
     rows = [board.row(name) for name in names]
-    results = compare_rows(rows, resolve_split_names(args.split), parse_measures(args.measures),
+    results = compare_rows(rows, splits, parse_measures(args.measures),
                            by_document=args.by == "document", resamples=args.resamples, seed=args.seed)
     if args.json:
         print(json.dumps({"comparisons": [c.as_dict() for c in results]}, indent=2))
@@ -221,7 +264,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     from sourcesum.export import export_trec
 
     written = export_trec(_board(args, with_stats=False), Path(args.output))
-    print(f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split)")
+    print(f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split, "
+          f"and {written[-1].name} listing them):")
+    for path in written:
+        print(f"  {path}")
     return 0
 
 
@@ -238,8 +284,15 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the harness's error style: one ``error: ...`` line, exit 2."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sourcesum", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="sourcesum", description=__doc__.split("\n")[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -287,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--measures", default="nDCG,AP", help=measures_help)
     p.add_argument("--by", choices=["pair", "document"], default="document",
                    help="resampling unit (default: document; equals pair on XSum)")
-    p.add_argument("--resamples", type=int, default=10_000)
+    p.add_argument("--resamples", type=positive_int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scores-dir")
     p.add_argument("--json", action="store_true")
@@ -314,7 +367,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed as one line
+        return int(exc.code or 0)
     handler: Callable[[argparse.Namespace], int] = args.func
     try:
         return handler(args)
@@ -322,6 +378,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path the user named cannot be written or read
+        if args.debug:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted; finished pairs are cached, rerun to resume", file=sys.stderr)

@@ -8,44 +8,100 @@ differ from this harness's tie-averaged ones; the run files list tied sentences 
 
 from __future__ import annotations
 
-import re
+import json
+import urllib.parse
 from pathlib import Path
 
 from sourcesum.atomic import write_text_atomic
 from sourcesum.data import BINARY_MIN_VOTES
+from sourcesum.errors import SourceSumError
 from sourcesum.leaderboard import Leaderboard
+
+INDEX_NAME = "sourcesum-export.json"
+"""Lists every file an export wrote (name -> what it holds); later exports overwrite only those."""
+_SAFE = "_.=,()+-"
 
 
 def docno(index: int) -> str:
     return f"s{index}"
 
 
-def safe_name(label: str) -> str:
-    """A file-name form of a row label: ``perplexity_gain(model=X)`` -> ``perplexity_gain-model-X``."""
-    return re.sub(r"[^A-Za-z0-9_.]+", "-", label).strip("-")
+def export_name(label: str) -> str:
+    """A file-name form of a row label, unique and reversible (:func:`label_of`): characters
+    outside letters, digits and ``_.=,()+-`` are percent-encoded, e.g. ``m/x y`` -> ``m%2Fx%20y``."""
+    return urllib.parse.quote(label, safe=_SAFE)
+
+
+def label_of(name: str) -> str:
+    """The row label an :func:`export_name` came from."""
+    return urllib.parse.unquote(name)
+
+
+def _planned(board: Leaderboard) -> dict[str, dict]:
+    """File name -> description of every file an export of ``board`` writes."""
+    files: dict[str, dict] = {}
+    for split in board.splits:
+        for kind in ("graded", "binary"):
+            files[f"{split.name}.{kind}.qrels"] = {"kind": f"qrels ({kind})", "split": split.name}
+        for row in board.rows:
+            if split.name in row.entries:
+                files[f"{export_name(row.label)}.{split.name}.run"] = {
+                    "kind": "run", "split": split.name, "ranker": row.label, "key": row.entries[split.name].key,
+                }
+    return files
+
+
+def _check_target(folder: Path, planned: dict[str, dict]) -> None:
+    """Refuse to overwrite anything that an earlier export of ours did not write."""
+    if folder.exists() and not folder.is_dir():
+        raise SourceSumError(f"export -o {folder}: is a file, not a folder")
+    index = folder / INDEX_NAME
+    ours: set[str] = set()
+    if index.is_file():
+        try:
+            ours = set(json.loads(index.read_text())["files"])
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            raise SourceSumError(f"{index}: not an export index ({exc}); choose another folder") from exc
+    foreign = [name for name in planned if (folder / name).exists() and name not in ours]
+    if foreign:
+        raise SourceSumError(
+            f"export -o {folder}: would overwrite {len(foreign)} file(s) that no export wrote, e.g. "
+            f"{foreign[0]}; choose an empty or new folder"
+        )
+
+
+def _qrels_lines(split, binary: bool) -> list[str]:
+    return [
+        f"{p.id} 0 {docno(i)} {int(g >= BINARY_MIN_VOTES) if binary else int(g)}"
+        for p in split for i, g in enumerate(p.graded)
+    ]
+
+
+def _run_lines(split, scores_by_pair: dict[str, list[float]], tag: str) -> list[str]:
+    lines = []
+    for pair in split:
+        scores = scores_by_pair[pair.id]
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        lines += [f"{pair.id} Q0 {docno(i)} {rank} {scores[i]!r} {tag}" for rank, i in enumerate(order, 1)]
+    return lines
 
 
 def export_trec(board: Leaderboard, folder: Path) -> list[Path]:
-    """Write qrels and runs under ``folder``; returns the files written."""
+    """Write qrels and runs under ``folder`` plus an index listing them; returns the files
+    written (index last). Existing files are overwritten only if an earlier export wrote them."""
+    planned = _planned(board)
+    _check_target(folder, planned)
+    splits = {split.name: split for split in board.splits}
+    rows = {row.label: row for row in board.rows}
     written = []
-    for split in board.splits:
-        graded = [f"{p.id} 0 {docno(i)} {int(g)}" for p in split for i, g in enumerate(p.graded)]
-        binary = [f"{p.id} 0 {docno(i)} {int(g >= BINARY_MIN_VOTES)}" for p in split for i, g in enumerate(p.graded)]
-        for kind, lines in (("graded", graded), ("binary", binary)):
-            path = folder / f"{split.name}.{kind}.qrels"
-            write_text_atomic(path, "\n".join(lines) + "\n")
-            written.append(path)
-        for row in board.rows:
-            entry = row.entries.get(split.name)
-            if entry is None:
-                continue
-            tag = safe_name(row.label)
-            lines = []
-            for pair in split:
-                scores = entry.scores[pair.id]
-                order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-                lines += [f"{pair.id} Q0 {docno(i)} {rank} {scores[i]!r} {tag}" for rank, i in enumerate(order, 1)]
-            path = folder / f"{tag}.{split.name}.run"
-            write_text_atomic(path, "\n".join(lines) + "\n")
-            written.append(path)
-    return written
+    for name, info in planned.items():
+        split = splits[info["split"]]
+        if info["kind"] == "run":
+            lines = _run_lines(split, rows[info["ranker"]].entries[split.name].scores, export_name(info["ranker"]))
+        else:
+            lines = _qrels_lines(split, binary=info["kind"] == "qrels (binary)")
+        write_text_atomic(folder / name, "\n".join(lines) + "\n")
+        written.append(folder / name)
+    index = folder / INDEX_NAME
+    write_text_atomic(index, json.dumps({"format": "sourcesum-export/1", "files": planned}, indent=2) + "\n")
+    return written + [index]

@@ -81,7 +81,14 @@ def run_ranker(
     todo = [pair for pair in split if pair.id not in entry.scores]
     if not todo:
         return entry
-    ranker.fit(split.pairs)
+    try:
+        ranker.fit(split.pairs)
+    except SourceSumError:
+        raise
+    except Exception as exc:
+        raise RankerError(
+            f"ranker {ranker.label} failed in fit() on split {split.name}: {type(exc).__name__}: {exc}"
+        ) from exc
     step = max(1, ranker.batch_pairs)
     with tqdm(
         total=len(split),

@@ -33,14 +33,33 @@ class LoadedScores:
     sentences: dict[str, list[str]] | None = None
 
 
-def read_sourcesum_json(path: Path, field: str) -> LoadedScores:
-    """Scores from field ``field`` of every annotation; NaN -> 0 (counted)."""
+def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path``; a missing, unreadable, non-file or binary path is a
+    :class:`ScoreFileError` naming it."""
+    path = Path(path)
+    if path.is_dir():
+        raise ScoreFileError(f"{path}: is a folder, not a score file")
     try:
-        rows = json.loads(Path(path).read_text())
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise ScoreFileError(f"{path}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ScoreFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ScoreFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def read_sourcesum_json(path: Path, field: str) -> LoadedScores:
+    """Scores from field ``field`` of every annotation; NaN -> 0 (counted)."""
+    text = read_text(path)
+    try:
+        rows = json.loads(text)
+    except json.JSONDecodeError as exc:
         raise ScoreFileError(f"{path}: not valid JSON ({exc})") from exc
+    except RecursionError:
+        raise ScoreFileError(f"{path}: JSON nested too deeply to be a SourceSum file") from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise ScoreFileError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(rows, list):
         raise ScoreFileError(f"{path}: expected a JSON list of pairs")
     scores: dict[str, list[float]] = {}
@@ -48,10 +67,14 @@ def read_sourcesum_json(path: Path, field: str) -> LoadedScores:
     replaced = 0
     for position, row in enumerate(rows):
         pair_id = row.get("id") if isinstance(row, dict) else None
-        if not pair_id or not isinstance(row.get("annotations"), list):
-            raise ScoreFileError(f"{path}: entry {position} has no 'id' or no 'annotations'")
+        if not isinstance(pair_id, str) or not pair_id:
+            raise ScoreFileError(f"{path}: entry {position} has no string 'id'")
+        if not isinstance(row.get("annotations"), list):
+            raise ScoreFileError(f"{path}: pair {pair_id}: 'annotations' is not a list")
         values = []
         for i, ann in enumerate(row["annotations"]):
+            if not isinstance(ann, dict):
+                raise ScoreFileError(f"{path}: pair {pair_id}: annotation {i} is not an object")
             if field not in ann:
                 raise ScoreFileError(f"{path}: pair {pair_id}: sentence {i} has no field {field!r}")
             value = ann[field]
@@ -59,11 +82,17 @@ def read_sourcesum_json(path: Path, field: str) -> LoadedScores:
                 raise ScoreFileError(
                     f"{path}: pair {pair_id}: sentence {i} field {field!r} is {value!r}, not a number"
                 )
+            try:
+                value = float(value)
+            except OverflowError:
+                raise ScoreFileError(
+                    f"{path}: pair {pair_id}: sentence {i} score {str(value)[:20]}... is too large for a float"
+                ) from None
             if math.isnan(value):
                 value, replaced = 0.0, replaced + 1
             elif math.isinf(value):
                 raise ScoreFileError(f"{path}: pair {pair_id}: sentence {i} score is infinite")
-            values.append(float(value))
+            values.append(value)
         if pair_id in scores:
             raise ScoreFileError(f"{path}: pair {pair_id} appears twice")
         scores[pair_id] = values
@@ -76,10 +105,7 @@ _DOCNO = re.compile(r"(\d+)$")
 
 def read_trec_run(path: Path) -> LoadedScores:
     """Scores from a TREC run file (see the module docstring); NaN -> 0 (counted)."""
-    try:
-        lines = Path(path).read_text().splitlines()
-    except FileNotFoundError:
-        raise ScoreFileError(f"{path}: no such file") from None
+    lines = read_text(path).splitlines()
     cells: dict[str, dict[int, float]] = {}
     replaced = 0
     for number, line in enumerate(lines, start=1):
