@@ -34,6 +34,7 @@ from sourcesum.evaluation import Evaluation, evaluate
 from sourcesum.human import HUMAN_LABEL, human_per_pair
 from sourcesum.measures import AP, NDCG, Measure
 from sourcesum.errors import ScoreFileError, SourceSumError
+from sourcesum.statscache import StatsCache, stats_key
 from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
 from sourcesum.ties import tie_report
 from sourcesum.rankers.base import RANKERS, create_ranker
@@ -277,35 +278,44 @@ def document_groups(split: Split) -> list[str]:
 
 
 def add_statistics(board: Leaderboard, resamples: int = stats.DEFAULT_RESAMPLES,
-                   seed: int = stats.DEFAULT_SEED) -> None:
-    """Fill every row's CIs and, for ranked rows, Holm-adjusted p-values against the best."""
+                   seed: int = stats.DEFAULT_SEED, cache: StatsCache | None = None) -> None:
+    """Fill every row's CIs and, for ranked rows, Holm-adjusted p-values against the best.
+
+    Each interval and raw p-value is memoised in ``cache`` (default: the persistent
+    :class:`StatsCache`) under the sha256 of its exact inputs; Holm is recomputed each time."""
+    cache = StatsCache.default() if cache is None else cache
     groups = {split.name: document_groups(split) for split in board.splits}
     for measure in board.measures:
         for row in board.rows:
-            split_means = []
-            for split in board.splits:
-                evaluation = row.evaluations.get(split.name)
-                if evaluation is None:
-                    continue
-                values = evaluation.per_pair[measure.name].to_numpy()
-                means = stats.bootstrap_means(values, resamples, seed, groups[split.name])[0]
-                row.ci[(split.name, measure)] = stats.percentile_interval(means)
-                split_means.append(means)
-            if len(split_means) == len(board.splits):
-                row.ci[(None, measure)] = stats.percentile_interval(np.mean(split_means, axis=0))
+            present = [s for s in board.splits if s.name in row.evaluations]
+            values = {s.name: row.evaluations[s.name].per_pair[measure.name].to_numpy() for s in present}
+            keys = {s.name: stats_key("ci", resamples, seed, [values[s.name]], [groups[s.name]])
+                    for s in present}
+            if len(present) == len(board.splits):
+                keys[None] = stats_key("avg_ci", resamples, seed, [values[s.name] for s in present],
+                                       [groups[s.name] for s in present])
+            if not all(k in cache for k in keys.values()):
+                means = {s.name: stats.bootstrap_means(values[s.name], resamples, seed, groups[s.name])[0]
+                         for s in present}
+                for name, key in keys.items():
+                    sample = np.mean([means[s.name] for s in present], axis=0) if name is None else means[name]
+                    cache.get(key, lambda sample=sample: list(stats.percentile_interval(sample)))
+            for name, key in keys.items():
+                low, high = cache.get(key, lambda: None)
+                row.ci[(name, measure)] = (low, high)
         for split in board.splits:
             best_label = board.best.get((split.name, measure))
             if best_label is None:
                 continue
             best = board.row(best_label).evaluations[split.name].per_pair[measure.name].to_numpy()
             others = [r for r in board.ranked_rows if r.label != best_label and split.name in r.evaluations]
-            raw = [
-                stats.randomization_test(
-                    r.evaluations[split.name].per_pair[measure.name].to_numpy(), best,
-                    resamples, seed, groups[split.name],
-                )
-                for r in others
-            ]
+            raw = []
+            for r in others:
+                values = r.evaluations[split.name].per_pair[measure.name].to_numpy()
+                key = stats_key("randomization", resamples, seed, [values, best], [groups[split.name]])
+                raw.append(cache.get(key, lambda values=values: stats.randomization_test(
+                    values, best, resamples, seed, groups[split.name])))
             for row, p in zip(others, stats.holm(raw) if raw else []):
                 row.p_vs_best[(split.name, measure)] = p
             board.row(best_label).p_vs_best[(split.name, measure)] = 1.0
+    cache.save()

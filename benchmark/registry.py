@@ -1,13 +1,16 @@
-"""A generic name -> class registry that checks base classes and loads entry-point plugins.
+"""A generic, lazy name -> class registry that checks base classes and loads entry-point plugins.
 
-External packages register rankers through the entry point group ``sourcesum.rankers``; each
-entry point names a module (importing it runs its ``@register`` decorators) or a class.
+Built-in classes are declared by name as ``"module:Class"`` strings (as lm-eval-harness does) and
+imported only when first asked for, so listing names or reading a leaderboard imports no model
+library. External packages register rankers through the entry point group ``sourcesum.rankers``;
+each entry point names a module (importing it runs its ``@register`` decorators) or a class.
 """
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from typing import Generic, Mapping, TypeVar
 
 from sourcesum.errors import SourceSumError, UnknownNameError
 
@@ -22,7 +25,25 @@ class Registry(Generic[T]):
         self.base = base
         self.entry_point_group = entry_point_group
         self._classes: dict[str, T] = {}
+        self._lazy: dict[str, str] = {}
         self._plugins_loaded = False
+
+    def register_lazy(self, specs: Mapping[str, str]) -> None:
+        """Declare ``name -> "module:Class"`` entries, imported on first :meth:`get`."""
+        for name, spec in specs.items():
+            module, _, attr = spec.partition(":")
+            if not module or not attr:
+                raise ValueError(f"lazy {self.kind} {name!r}: expected 'module:Class', got {spec!r}")
+            self._lazy[name] = spec
+
+    def _import_lazy(self, name: str) -> T:
+        module, _, attr = self._lazy[name].partition(":")
+        cls = getattr(importlib.import_module(module), attr)
+        if self._classes.get(name) is not cls:  # the module did not @register it
+            self.register(cls)
+        if cls.name != name:
+            raise TypeError(f"{self._lazy[name]} is named {cls.name!r}, declared as {name!r}")
+        return cls
 
     def register(self, cls: T) -> T:
         """Register ``cls`` under ``cls.name``; rejects non-subclasses and duplicate names."""
@@ -57,6 +78,10 @@ class Registry(Generic[T]):
     def get(self, name: str) -> T:
         """The class registered as ``name``; :class:`UnknownNameError` lists valid names."""
         self._load_plugins()
+        if name in self._classes:
+            return self._classes[name]
+        if name in self._lazy:
+            return self._import_lazy(name)
         try:
             return self._classes[name]
         except KeyError:
@@ -66,13 +91,15 @@ class Registry(Generic[T]):
             ) from None
 
     def names(self) -> list[str]:
+        """Every registered name, without importing lazy entries."""
         self._load_plugins()
-        return sorted(self._classes)
+        return sorted(set(self._classes) | set(self._lazy))
 
     def __contains__(self, name: str) -> bool:
         self._load_plugins()
-        return name in self._classes
+        return name in self._classes or name in self._lazy
 
     def items(self) -> list[tuple[str, T]]:
-        return [(name, self._classes[name]) for name in self.names()]
+        """``(name, class)`` for every entry (imports the lazy ones)."""
+        return [(name, self.get(name)) for name in self.names()]
 

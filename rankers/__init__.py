@@ -1,12 +1,30 @@
-"""Rankers: the base class, the registry, and the built-in rankers (imported to register them).
+"""Rankers: the base class, the registry, and the built-in rankers (registered lazily).
 
-Heavy dependencies (torch, sentence-transformers, transformers) are imported lazily inside the
-rankers that need them, so importing this package stays fast.
+Each built-in ranker is declared as ``"module:Class"`` and imported on first use, so importing
+this package, listing names or reading a leaderboard loads no model library; heavy dependencies
+(torch, transformers, sentence-transformers) are imported inside the rankers that need them.
 """
 
 from sourcesum.rankers.base import RANKERS, Ranker, create_ranker, register
-from sourcesum.rankers import baselines  # noqa: F401  (registers lead, random, oracle)
 
 __all__ = ["RANKERS", "Ranker", "create_ranker", "register"]
-from sourcesum.rankers import embedding, graph, lexical  # noqa: E402,F401  (register the built-in rankers)
-from sourcesum.rankers import lm  # noqa: E402,F401  (perplexity_gain, pmi, attention)
+
+BUILTIN_RANKERS = {
+    "lead": "sourcesum.rankers.baselines:LeadRanker",
+    "random": "sourcesum.rankers.baselines:RandomRanker",
+    "oracle": "sourcesum.rankers.baselines:OracleRanker",
+    "bm25": "sourcesum.rankers.lexical:BM25Ranker",
+    "rouge1": "sourcesum.rankers.lexical:Rouge1Ranker",
+    "rouge2": "sourcesum.rankers.lexical:Rouge2Ranker",
+    "rougeL": "sourcesum.rankers.lexical:RougeLRanker",
+    "tfidf": "sourcesum.rankers.lexical:TfidfRanker",
+    "lexrank": "sourcesum.rankers.graph:LexRankRanker",
+    "embedding": "sourcesum.rankers.embedding:EmbeddingRanker",
+    "bertscore": "sourcesum.rankers.embedding:BERTScoreRanker",
+    "perplexity_gain": "sourcesum.rankers.lm.perplexity:PerplexityGainRanker",
+    "pmi": "sourcesum.rankers.lm.pmi:PMIRanker",
+    "attention": "sourcesum.rankers.lm.attention:AttentionRanker",
+}
+"""Built-in rankers, ``name -> "module:Class"``; add a line here for each new built-in."""
+
+RANKERS.register_lazy(BUILTIN_RANKERS)

@@ -1,3 +1,4 @@
-"""Language-model rankers: perplexity gain, PMI and attention, for causal and seq2seq models."""
+"""Language-model rankers: perplexity gain, PMI and attention, for causal and seq2seq models.
 
-from sourcesum.rankers.lm import attention, perplexity, pmi  # noqa: F401  (register the rankers)
+Registered lazily (see :data:`sourcesum.rankers.BUILTIN_RANKERS`); import a submodule to use it.
+"""
