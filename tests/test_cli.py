@@ -67,9 +67,15 @@ def test_evaluate_sourcesum_format_infers_split_and_replaces_nan(capsys, tmp_pat
 
 
 def test_evaluate_matches_run_for_the_same_scores(capsys, tmp_path, scores_dir):
-    oracle_file = _score_file(tmp_path, "xsum_reference", "votes", lambda row, j: sum(row["annotations"][j]["label"]))
-    _, out, _ = run_cli(capsys, "evaluate", str(oracle_file), "--field", "votes", "--json")
-    assert json.loads(out)["results"][0]["map"] == pytest.approx(1.0, abs=1e-12)
+    """A file holding lead's scores evaluates to exactly what `run --ranker lead` reports."""
+    lead_file = _score_file(tmp_path, "xsum_reference", "position", lambda row, j: -j)
+    _, out, _ = run_cli(capsys, "evaluate", str(lead_file), "--field", "position", "--json",
+                        "--measures", "nDCG,AP,RR,P@2")
+    _, run_out, _ = run_cli(capsys, "run", "--ranker", "lead", "--split", "xsum_reference", "--json",
+                            "--no-progress", "--measures", "nDCG,AP,RR,P@2")
+    evaluated, ran = json.loads(out)["results"][0], json.loads(run_out)["results"][0]
+    for key in ("ndcg", "map", "RR", "P@2", "examples"):
+        assert evaluated[key] == ran[key]
 
 
 def test_evaluate_errors_name_the_pair(capsys, tmp_path):

@@ -113,7 +113,10 @@ small_lists = tie_heavy_lists(1, 6, max_relevance=1, max_score=2, k_past_end=1)
 @given(small_lists)
 def test_cutoff_measures_and_rr_match_enumeration_of_ties(case):
     relevance, scores, k = case
-    if sum(relevance) == 0:
+    if sum(relevance) == 0:  # nothing relevant: P@k is 0, R@k and RR are undefined
+        assert metrics.precision_at_k(relevance, scores, k) == 0.0
+        assert math.isnan(metrics.recall_at_k(relevance, scores, k))
+        assert math.isnan(metrics.reciprocal_rank(relevance, scores))
         return
     mean_p, _, _ = _brute(relevance, scores, lambda r: _p_at_k(r, k))
     assert abs(metrics.precision_at_k(relevance, scores, k) - mean_p) <= TOL
@@ -131,7 +134,8 @@ def _dcg(ranked):
 def test_tie_averaging_equals_mean_over_orderings_and_bounds_are_extremes(case):
     relevance, scores, _ = case
     grades = [r * 2 + (i % 2) for i, r in enumerate(relevance)]  # graded, with some zeros
-    if sum(grades) == 0:
+    if sum(grades) == 0:  # no gain anywhere: IDCG = 0, nDCG undefined
+        assert math.isnan(metrics.ndcg(grades, scores))
         return
     ideal = _dcg(sorted(grades, reverse=True))
     mean, low, high = _brute(grades, scores, lambda r: _dcg(r) / ideal)

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from sourcesum.errors import ParameterError
+
 from sourcesum.data import load_split
 from sourcesum.evaluation import evaluate
 from sourcesum.rankers import create_ranker
@@ -37,7 +39,7 @@ def test_bm25_prefers_overlap_and_exposes_parameters():
     plus = create_ranker("bm25", variant="plus").score(pair)
     assert np.argmax(plus) == 0
     assert create_ranker("bm25", variant="l").score(pair)[1] < create_ranker("bm25", variant="l").score(pair)[0]
-    with pytest.raises(Exception, match="variant"):
+    with pytest.raises(ParameterError, match="bm25.variant=bogus: expected one of okapi, plus, l"):
         create_ranker("bm25", variant="bogus")
 
 

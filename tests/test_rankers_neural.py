@@ -11,6 +11,8 @@ from sourcesum.rankers import create_ranker
 from sourcesum.rankers.device import resolve_device, resolve_sentence_model
 from helpers import make_pair
 
+pytestmark = pytest.mark.slow  # loads the real MiniLM model
+
 PAIR = make_pair(
     [
         "Stock markets fell sharply on Monday after weak factory data.",
@@ -21,9 +23,17 @@ PAIR = make_pair(
 )
 
 
-def test_device_and_offline_model_resolution():
+def test_device_and_offline_model_resolution(monkeypatch):
+    import torch
+
     assert resolve_device("cpu") == "cpu"
-    assert resolve_device("auto") in ("cuda", "mps", "cpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto") == "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert resolve_device("auto") == "mps"
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert resolve_device("auto") == "cpu"
     assert resolve_sentence_model("all-MiniLM-L6-v2").endswith("model")
     assert resolve_sentence_model("org/other-model") == "org/other-model"
 
