@@ -49,7 +49,8 @@ class SplitInfo:
 @cache
 def manifest() -> dict[str, Any]:
     """The parsed ``data/manifest.json``."""
-    return json.loads(paths.MANIFEST_PATH.read_text())
+    loaded: dict[str, Any] = json.loads(paths.MANIFEST_PATH.read_text())
+    return loaded
 
 
 def split_names(include_all: bool = True) -> list[str]:

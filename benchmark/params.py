@@ -64,7 +64,7 @@ class Param:
 
     @property
     def type_name(self) -> str:
-        return self.type if self.type == JSON else self.type.__name__
+        return JSON if self.type == JSON else str(self.type.__name__)
 
     def coerce(self, value: Any, where: str) -> Any:
         """``value`` (text from the command line, or a Python value) parsed, validated and
@@ -174,11 +174,11 @@ def signature_params(cls: type, declared: Mapping[str, Param]) -> dict[str, tupl
     """``name -> (Param, default)`` for every keyword parameter of ``cls.__init__`` (default
     ``inspect.Parameter.empty`` for a required one)."""
     try:
-        hints = typing.get_type_hints(cls.__init__)
+        hints = typing.get_type_hints(cls.__init__)  # type: ignore[misc]
     except Exception:  # unresolvable forward references: fall back to the raw annotations
         hints = {}
     out: dict[str, tuple[Param, Any]] = {}
-    for parameter in inspect.signature(cls.__init__).parameters.values():
+    for parameter in inspect.signature(cls.__init__).parameters.values():  # type: ignore[misc]
         if parameter.name == "self" or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
         spec = declared.get(parameter.name) or infer_param(

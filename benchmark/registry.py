@@ -38,11 +38,11 @@ class Registry(Generic[T]):
 
     def _import_lazy(self, name: str) -> T:
         module, _, attr = self._lazy[name].partition(":")
-        cls = getattr(importlib.import_module(module), attr)
+        cls: T = getattr(importlib.import_module(module), attr)
         if self._classes.get(name) is not cls:  # the module did not @register it
             self.register(cls)
-        if cls.name != name:
-            raise TypeError(f"{self._lazy[name]} is named {cls.name!r}, declared as {name!r}")
+        if getattr(cls, "name", None) != name:
+            raise TypeError(f"{self._lazy[name]} is named {getattr(cls, 'name', None)!r}, declared as {name!r}")
         return cls
 
     def register(self, cls: T) -> T:

@@ -26,7 +26,7 @@ DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 
 
-def _group_index(groups: Sequence | None, n: int) -> tuple[np.ndarray, int]:
+def _group_index(groups: Sequence[str] | np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
     """Integer group id per item (each item its own group when ``groups`` is None)."""
     if groups is None:
         return np.arange(n), n
@@ -35,7 +35,7 @@ def _group_index(groups: Sequence | None, n: int) -> tuple[np.ndarray, int]:
 
 
 def bootstrap_means(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                    groups: Sequence | None = None) -> np.ndarray:
+                    groups: Sequence[str] | None = None) -> np.ndarray:
     """Means of ``resamples`` bootstrap resamples of ``values`` (by item or by group).
 
     ``values`` may be ``(n,)`` or ``(k, n)``; the same resample indices serve every row, which
@@ -51,7 +51,8 @@ def bootstrap_means(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed
     for row in range(values.shape[0]):
         sums[row] = np.bincount(group_of, weights=values[row], minlength=n_groups)
     sizes = np.bincount(group_of, minlength=n_groups).astype(float)
-    return sums[:, chosen].sum(axis=2) / sizes[chosen].sum(axis=1)
+    means: np.ndarray = sums[:, chosen].sum(axis=2) / sizes[chosen].sum(axis=1)
+    return means
 
 
 def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
@@ -62,13 +63,13 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float
 
 
 def bootstrap_ci(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                 groups: Sequence | None = None, level: float = 0.95) -> tuple[float, float]:
+                 groups: Sequence[str] | None = None, level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean of ``values``."""
     return percentile_interval(bootstrap_means(values, resamples, seed, groups)[0], level)
 
 
 def randomization_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
-                       seed: int = DEFAULT_SEED, groups: Sequence | None = None) -> float:
+                       seed: int = DEFAULT_SEED, groups: Sequence[str] | None = None) -> float:
     """Two-sided paired sign-flip randomization p-value for ``mean(a - b) = 0``."""
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     keep = np.isfinite(diff)
@@ -85,7 +86,7 @@ def randomization_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RE
 
 
 def paired_bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
-                          seed: int = DEFAULT_SEED, groups: Sequence | None = None,
+                          seed: int = DEFAULT_SEED, groups: Sequence[str] | None = None,
                           level: float = 0.95) -> tuple[float, float, float]:
     """``(p, ci_low, ci_high)`` of ``mean(a - b)`` by paired bootstrap."""
     diff = bootstrap_means(np.vstack([a, b]), resamples, seed, groups)
@@ -124,13 +125,13 @@ class Comparison:
     ci_high: float
     p_holm: float | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 
 def compare(a_name: str, b_name: str, split: str, measure: str, a: np.ndarray, b: np.ndarray,
             resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-            groups: Sequence | None = None) -> Comparison:
+            groups: Sequence[str] | None = None) -> Comparison:
     """Both paired tests for one pair of systems."""
     p_boot, low, high = paired_bootstrap_test(a, b, resamples, seed, groups)
     return Comparison(

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Quality gates (CI runs this): ruff lint + format check, and mypy --strict on the core and
+# metrics. mypy cannot follow the package-dir mapping of an editable install, so it checks a
+# tree of symlinks laid out as the installed package (build/typecheck/sourcesum/...).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. .venv/bin/activate
+python -m pip install -q "ruff==0.17.6" "mypy==2.4.1" 2>/dev/null || python -m pip install -q ruff mypy
+ruff check benchmark rankers tests scripts examples 2>/dev/null || ruff check benchmark rankers tests scripts
+ruff format --check benchmark rankers tests scripts
+tree=build/typecheck
+rm -rf "$tree" && mkdir -p "$tree/sourcesum"
+for f in benchmark/*.py; do ln -s "$PWD/$f" "$tree/sourcesum/$(basename "$f")"; done
+ln -s "$PWD/rankers" "$tree/sourcesum/rankers"
+[ -d benchmark/templates ] && ln -s "$PWD/benchmark/templates" "$tree/sourcesum/templates"
+mypy
