@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import typing
 from pathlib import Path
@@ -251,13 +252,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from sourcesum.show import find_pair, format_view, pair_view
+    from sourcesum.show import default_rows, find_pair, format_view, pair_view
 
     pair = find_pair(args.pair_id)
-    rankers = [n.strip() for n in args.ranker.split(",")] if args.ranker else None
-    view = pair_view(pair, _board(args, with_stats=False), rankers)
-    print(json.dumps(view, indent=2) if args.json else format_view(view))
+    board = _board(args, with_stats=False)
+    if args.ranker:
+        rankers = [n.strip() for n in args.ranker.split(",") if n.strip()]
+    elif args.json:
+        rankers = None  # everything
+    else:
+        rankers = default_rows(board, _declared_labels(), count=4)
+    view = pair_view(pair, board, rankers)
+    print(json.dumps(view, indent=2) if args.json else format_view(view, width=args.width))
     return 0
+
+
+def _declared_labels() -> list[str]:
+    from sourcesum.leaderboard import read_declaration
+    from sourcesum.rankers import create_ranker
+
+    return [create_ranker(d.ranker, **d.params).label for d in read_declaration(paths.DECLARATION_PATH)]
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -348,7 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("show", help="one pair: summary, sentences, votes, rankers' scores and ranks")
     p.add_argument("pair_id")
-    p.add_argument("--ranker", help="comma-separated row labels or ranker names (default: all)")
+    p.add_argument("--ranker", help="comma-separated row labels or ranker names (default: the 4 best "
+                                    "declared rankers; with --json: all)")
+    p.add_argument("--width", type=positive_int, default=100, help="terminal columns (default 100)")
     p.add_argument("--scores-dir")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
@@ -379,6 +395,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `sourcesum show ... | head`: the reader has all it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except OSError as exc:  # a path the user named cannot be written or read
         if args.debug:
             raise

@@ -24,6 +24,12 @@ def _ranks(scores: Sequence[float]) -> list[int]:
     return [1 + sum(other > value for other in scores) for value in scores]
 
 
+def default_rows(board: Leaderboard, declared_labels: Sequence[str], count: int = 4) -> list[str]:
+    """The ``count`` best declared ranked rows of ``board`` (by average of its first measure)."""
+    ranked = [r.label for r in board.ranked_rows if r.label in declared_labels]
+    return ranked[:count]
+
+
 def pair_view(pair: Pair, board: Leaderboard, rankers: Sequence[str] | None) -> dict[str, Any]:
     """JSON-ready view of a pair with the chosen rankers' scores (all with scores by default)."""
     rows = [board.row(name) for name in rankers] if rankers else [r for r in board.rows if pair.split in r.entries]
@@ -46,15 +52,41 @@ def pair_view(pair: Pair, board: Leaderboard, rankers: Sequence[str] | None) -> 
     return view
 
 
-def format_view(view: dict[str, Any], width: int = 60) -> str:
-    """Terminal table: index, votes, sentence (wrapped), then score (rank) per ranker."""
-    lines = [f"pair {view['id']} ({view['split']})", "summary: " + view["summary"], ""]
+CELL = 15
+"""Width of one ranker's ``rank (score)`` cell in :func:`format_view`."""
+
+
+def format_view(view: dict[str, Any], width: int = 100) -> str:
+    """Terminal view at most ``width`` columns wide: a legend naming each ranker column by a
+    letter, then per sentence one line of index, votes and each ranker's rank and score, and the
+    sentence wrapped beneath it. Too many rankers for the width is an error suggesting --json."""
     labels = view["rankers"]
-    header = f"{'#':>2}  {'votes':<9} {'sentence':<{width}}" + "".join(f"  {l[:18]:>18}" for l in labels)
+    fixed = 2 + 2 + 9
+    if fixed + CELL * len(labels) > width:
+        fit = (width - fixed) // CELL
+        raise UnknownNameError(
+            f"{len(labels)} rankers do not fit in {width} columns (at most {fit}); choose them with "
+            "--ranker A,B or use --json"
+        )
+    wrap = textwrap.TextWrapper(width=width - 4, initial_indent="    ", subsequent_indent="    ")
+    lines = [f"pair {view['id']} ({view['split']})"]
+    lines += textwrap.wrap("summary: " + view["summary"], width, subsequent_indent="         ")
+    lines.append("")
+    letters = [chr(ord("A") + i) for i in range(len(labels))]
+    lines += [f"  {letter} = {label}" for letter, label in zip(letters, labels)]
+    lines.append("")
+    header = f"{'#':>2}  {'votes':<9}" + "".join(f"{letter + ' rank (score)':>{CELL}}" for letter in letters)
     lines += [header, "-" * len(header)]
     for s in view["sentences"]:
-        wrapped = textwrap.wrap(s["text"], width) or [""]
-        cells = "".join(f"  {s['scores'][l]['score']:>11.4f} ({s['scores'][l]['rank']:>2})" for l in labels)
-        lines.append(f"{s['index']:>2}  {','.join(map(str, s['votes'])):<9} {wrapped[0]:<{width}}{cells}")
-        lines += [f"{'':>2}  {'':<9} {more}" for more in wrapped[1:]]
+        cells = "".join(
+            f"{s['scores'][l]['rank']:>4} ({_short(s['scores'][l]['score'])})".rjust(CELL) for l in labels
+        )
+        lines.append(f"{s['index']:>2}  {','.join(map(str, s['votes'])):<9}{cells}")
+        lines += wrap.wrap(s["text"]) or [""]
     return "\n".join(lines)
+
+
+def _short(value: float) -> str:
+    """A score in at most 6 characters."""
+    text = f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}" if abs(value) < 1000 else f"{value:.0e}"
+    return text[:6]

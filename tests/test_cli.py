@@ -192,3 +192,26 @@ def test_show_and_export(capsys, scores_dir, tmp_path):
     assert json.loads(out)["results"][0]["ndcg"] == pytest.approx(json.loads(lead_out)["results"][0]["ndcg"], abs=1e-12)
     qrels = (folder / "xsum_pegasus.binary.qrels").read_text().splitlines()
     assert len(qrels) == sum(p.n_sentences for p in load_split("xsum_pegasus"))
+
+
+def test_show_fits_100_columns_and_names_its_columns(capsys):
+    """Against the committed store: the 4 best declared rankers, no line over 100 columns."""
+    pair = load_split("cnn_pegasus").pairs[0]
+    code, out, _ = run_cli(capsys, "show", pair.id)
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= 100
+    assert "  A = bertscore(model=all-MiniLM-L6-v2)" in out and "  E = " not in out
+    for sentence in pair.sentences[:3]:
+        assert sentence.split()[0] in out
+    code, _, err = run_cli(capsys, "show", pair.id, "--ranker", "lead,random,bm25,tfidf,rouge1,rouge2,rougeL")
+    assert code == 2 and "do not fit in 100 columns (at most 5)" in err
+
+
+def test_a_closed_pipe_ends_quietly():
+    import subprocess
+    import sys
+
+    pair = load_split("xsum_pegasus").pairs[0]
+    script = f"import sys; from sourcesum.cli import main; sys.exit(main(['show', {pair.id!r}]))"
+    proc = subprocess.run(f"{sys.executable} -c \"{script}\" | head -1", shell=True, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.stdout.startswith("pair ") and proc.stderr == ""
