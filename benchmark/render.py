@@ -88,14 +88,27 @@ def render_csv(board: Leaderboard) -> str:
     return buffer.getvalue()
 
 
+def cell_mark(board: Leaderboard, row: Row, split: str | None, measure: Measure) -> str:
+    """``"best"`` (the column's best ranked row), ``"tied"`` (not significantly worse than the
+    best, split columns only) or ``""``; reference rows and missing values are never marked."""
+    if row.reference or not math.isfinite(row.value(split, measure)):
+        return ""
+    if board.best.get((split, measure)) == row.label:
+        return "best"
+    if split is not None and row.not_worse_than_best(split, measure):
+        return "tied"
+    return ""
+
+
 def _cell(board: Leaderboard, row: Row, split: str | None, measure: Measure, ci: bool, bold: str, mark: str) -> str:
     value = row.value(split, measure)
     text = fmt(value)
     if not math.isfinite(value):
         return text
-    if not row.reference and board.best.get((split, measure)) == row.label:
+    status = cell_mark(board, row, split, measure)
+    if status == "best":
         text = f"{bold[0]}{text}{bold[1]}"
-    elif not row.reference and split is not None and row.not_worse_than_best(split, measure):
+    elif status == "tied":
         text += mark
     if ci and (split, measure) in row.ci:
         low, high = row.ci[(split, measure)]
@@ -134,14 +147,24 @@ def _ties_table(board: Leaderboard) -> list[str]:
     return lines
 
 
-def _paper_table() -> list[str]:
+def paper_table() -> tuple[list[str], list[tuple[str, list[tuple[float | None, float | None]]]]]:
+    """The paper's reported numbers (``data/paper_results.json``, not recomputed): split titles,
+    then ``(method, [(NDCG, MAP) per split])`` rows (``None`` where the paper has no number)."""
     paper = json.loads((DATA_ROOT / "paper_results.json").read_text())
     titles = [split_info(s).title for s in paper["splits"]]
+    return titles, [(row["method"], list(zip(row["ndcg"], row["map"]))) for row in paper["rows"]]
+
+
+def paper_cell(ndcg: float | None, ap: float | None) -> str:
+    """``"NDCG / MAP"`` as the paper table prints it, ``-`` when the paper has no number."""
+    return f"{fmt(ndcg)} / {fmt(ap)}" if ndcg is not None else "-"
+
+
+def _paper_table() -> list[str]:
+    titles, rows = paper_table()
     lines = ["| Method | " + " | ".join(f"{t} NDCG / MAP" for t in titles) + " |"]
     lines.append("|---|" + "---:|" * len(titles))
-    for row in paper["rows"]:
-        cells = [f"{fmt(n)} / {fmt(m)}" if n is not None else "-" for n, m in zip(row["ndcg"], row["map"])]
-        lines.append(f"| {row['method']} | " + " | ".join(cells) + " |")
+    lines += [f"| {method} | " + " | ".join(paper_cell(n, m) for n, m in cells) + " |" for method, cells in rows]
     return lines
 
 
