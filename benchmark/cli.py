@@ -1,4 +1,4 @@
-"""The ``sourcesum`` command line: list, run, evaluate, leaderboard, compare, show, export.
+"""The ``sourcesum`` command line: list, run, evaluate, leaderboard, site, compare, show, export.
 
 Every user-facing failure prints one ``error: ...`` line and exits 2 (``--debug`` shows the
 traceback instead). Output for machines is JSON (``--json``); output for people is tables.
@@ -183,29 +183,35 @@ def _board(args: argparse.Namespace, with_stats: bool = True):
     return collect(open_stores(args.scores_dir, must_exist=True), with_stats=with_stats)
 
 
+def _declared_or_all_board(args: argparse.Namespace, measures):
+    """The board ``leaderboard`` and ``site`` render: the rows declared in leaderboard.toml (or
+    ``--declaration``) from data/scores (or ``--scores-dir``); with ``--all``, every usable entry
+    of ``--scores-dir`` (default: your store) over data/scores."""
+    from sourcesum.leaderboard import collect, collect_declared, read_declaration
+    from sourcesum.store import ScoreStore
+
+    if args.all:
+        return collect(open_stores(args.scores_dir, must_exist=True), measures=measures)
+    if args.scores_dir:
+        root = Path(args.scores_dir).expanduser()
+        if not root.is_dir():
+            raise SourceSumError(f"--scores-dir {args.scores_dir}: no such folder")
+    else:
+        root = paths.COMMITTED_SCORES_DIR
+    declaration = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
+    return collect_declared(read_declaration(declaration), ScoreStore(root, writable=False), measures=measures)
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from sourcesum.atomic import write_bytes_atomic, write_text_atomic
-    from sourcesum.leaderboard import collect, collect_declared, read_declaration
     from sourcesum.measures import parse_measures
-    from sourcesum.store import ScoreStore
     from sourcesum.plot import render_png
     from sourcesum.render import PLOT_NAME, RENDERERS, render_latex
 
     measures = parse_measures(args.measures)
-    if args.all:
-        if args.output is None:
-            raise SourceSumError("leaderboard --all: give -o FILE (leaderboard.md holds the declared board)")
-        board = collect(open_stores(args.scores_dir, must_exist=True), measures=measures)
-    else:
-        if args.scores_dir:
-            root = Path(args.scores_dir).expanduser()
-            if not root.is_dir():
-                raise SourceSumError(f"--scores-dir {args.scores_dir}: no such folder")
-        else:
-            root = paths.COMMITTED_SCORES_DIR
-        declaration = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
-        board = collect_declared(read_declaration(declaration), ScoreStore(root, writable=False),
-                                 measures=measures)
+    if args.all and args.output is None:
+        raise SourceSumError("leaderboard --all: give -o FILE (leaderboard.md holds the declared board)")
+    board = _declared_or_all_board(args, measures)
     text = render_latex(board, ci=args.ci) if args.format == "latex" else RENDERERS[args.format](board)
     output = args.output
     if output is None and args.format == "markdown":
@@ -298,6 +304,19 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_site(args: argparse.Namespace) -> int:
+    from sourcesum.leaderboard import LEADERBOARD_MEASURES
+    from sourcesum.site import build_site, page_sizes
+
+    board = _declared_or_all_board(args, LEADERBOARD_MEASURES)
+    pages = build_site(board, Path(args.output))
+    sizes = ", ".join(f"{name} {size / 1024:.0f} KB" for name, size in page_sizes(pages).items())
+    print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {sizes})")
+    for item in board.stale:
+        print(f"note: skipped stale score file {item}", file=sys.stderr)
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the harness's error style: one ``error: ...`` line, exit 2."""
 
@@ -347,6 +366,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scores-dir", help="store to read (declared board: default data/scores; --all: "
                                         "this store over data/scores)")
     p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("site", help="static leaderboard site with a per-pair explorer (the leaderboard's rows)")
+    p.add_argument("--output", "-o", required=True, metavar="DIR", help="folder to write the site into")
+    p.add_argument("--all", action="store_true",
+                   help="every usable entry of your store and the committed one, not the declared rows")
+    p.add_argument("--declaration", help="rows to show (default: leaderboard.toml)")
+    p.add_argument("--scores-dir", help="store to read (declared board: default data/scores; --all: "
+                                        "this store over data/scores)")
+    p.set_defaults(func=cmd_site)
 
     p = sub.add_parser("compare", help="paired significance tests between rankers")
     p.add_argument("rankers", nargs="+", help="row labels or ranker names (two or more)")
