@@ -1,8 +1,9 @@
 """The static site, rendered in a real headless Chromium (Selenium, the system's chromium and
 chromedriver). A missing browser is a failure, never a skip: CI installs it (.ci/run).
 
-The site is built once per module by the CLI from a small temporary store (lead, random, bm25
-and oracle on the four main splits); expectations come from the same store's leaderboard.
+The site is built once per module by the CLI from a small temporary store and declaration (lead,
+random and bm25 ranked, oracle as reference, on the four main splits), the way `sourcesum
+leaderboard` builds the declared board; expectations come from the same declared board.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from sourcesum.browser import first_render_ms, headless_chromium, horizontal_ove
 from sourcesum.cli import main
 from sourcesum.data import load_split
 from sourcesum.errors import SourceSumError
-from sourcesum.leaderboard import collect
+from sourcesum import paths
+from sourcesum.leaderboard import collect_declared, read_declaration
 from sourcesum.measures import NDCG
 from sourcesum.render import _columns
 from sourcesum.show import pair_view
@@ -27,18 +29,36 @@ from sourcesum.site import (EXPLORER_BUDGET, INDEX_BUDGET, INDEX_FILE, build_sit
                             explorer_file)
 from sourcesum.store import ScoreStore
 
-RANKERS = "lead,random,bm25,oracle"
+DECLARATION = """
+[[rows]]
+ranker = "lead"
+
+[[rows]]
+ranker = "random"
+
+[[rows]]
+ranker = "bm25"
+
+[[references]]
+ranker = "oracle"
+"""
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory):
-    """(site folder, leaderboard, store folder): the site written by ``sourcesum site``."""
+    """(site folder, leaderboard, CLI arguments that select it): the site written by
+    ``sourcesum site`` from a temporary store (the committed one is swapped for an empty folder)."""
     root = tmp_path_factory.mktemp("site")
-    scores = root / "scores"
-    assert main(["run", "--ranker", RANKERS, "--split", "all", "--scores-dir", str(scores), "--no-progress"]) == 0
-    out = root / "site"
-    assert main(["site", "-o", str(out), "--scores-dir", str(scores)]) == 0
-    return out, collect(ScoreStore(scores)), scores
+    scores, declaration, out = root / "scores", root / "leaderboard.toml", root / "site"
+    declaration.write_text(DECLARATION)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(paths, "COMMITTED_SCORES_DIR", root / "committed")
+        assert main(["run", "--ranker", "lead,random,bm25,oracle", "--split", "all",
+                     "--scores-dir", str(scores), "--no-progress"]) == 0
+    selection = ["--declaration", str(declaration), "--scores-dir", str(scores)]
+    assert main(["site", "-o", str(out)] + selection) == 0
+    board = collect_declared(read_declaration(declaration), ScoreStore(scores, writable=False))
+    return out, board, selection
 
 
 @pytest.fixture(scope="module")
@@ -72,14 +92,14 @@ def test_cli_writes_every_page(built):
 
 
 def test_build_is_deterministic_and_refuses_a_file_as_output(built, tmp_path):
-    out, board, scores = built
+    out, board, selection = built
     again = tmp_path / "again"
     build_site(board, again)
     for path in out.iterdir():
         assert (again / path.name).read_bytes() == path.read_bytes(), path.name
     target = tmp_path / "a-file"
     target.write_text("x")
-    assert main(["site", "-o", str(target), "--scores-dir", str(scores)]) == 2
+    assert main(["site", "-o", str(target)] + selection) == 2
 
 
 def test_embedded_json_cannot_close_its_script_element():
