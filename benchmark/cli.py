@@ -306,10 +306,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def cmd_site(args: argparse.Namespace) -> int:
     from sourcesum.leaderboard import LEADERBOARD_MEASURES
-    from sourcesum.site import build_site, page_sizes
+    from sourcesum.site import build_site, check_output, page_sizes
 
+    out = check_output(Path(args.output))  # before the statistics, which take seconds
     board = _declared_or_all_board(args, LEADERBOARD_MEASURES)
-    pages = build_site(board, Path(args.output))
+    pages = build_site(board, out)
     sizes = ", ".join(f"{name} {size / 1024:.0f} KB" for name, size in page_sizes(pages).items())
     print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {sizes})")
     for item in board.stale:

@@ -206,14 +206,20 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
     }
 
 
+def check_output(out: Path) -> Path:
+    """``out`` as a path, unless it exists and is not a folder (an error naming it)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise SourceSumError(f"site: output {out} exists and is not a folder")
+    return out
+
+
 def build_site(board: Leaderboard, out: Path) -> list[SitePage]:
     """Write the site into ``out`` (created if missing; our files are replaced) and return the
     pages written with their sizes. ``out`` must not be an existing file."""
     from sourcesum.plot import render_png
 
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise SourceSumError(f"site: output {out} exists and is not a folder")
+    out = check_output(out)
     env = _environment()
     assets = {
         "css": (TEMPLATES / "site.css").read_text(encoding="utf-8"),

@@ -47,17 +47,19 @@ ranker = "oracle"
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory):
     """(site folder, leaderboard, CLI arguments that select it): the site written by
-    ``sourcesum site`` from a temporary store (the committed one is swapped for an empty folder)."""
+    ``sourcesum site`` from a temporary store (the committed one is swapped for an empty folder,
+    the statistics memo goes to a temporary cache)."""
     root = tmp_path_factory.mktemp("site")
     scores, declaration, out = root / "scores", root / "leaderboard.toml", root / "site"
     declaration.write_text(DECLARATION)
+    selection = ["--declaration", str(declaration), "--scores-dir", str(scores)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(paths, "COMMITTED_SCORES_DIR", root / "committed")
+        patch.setenv("SOURCESUM_CACHE_DIR", str(root / "cache"))
         assert main(["run", "--ranker", "lead,random,bm25,oracle", "--split", "all",
                      "--scores-dir", str(scores), "--no-progress"]) == 0
-    selection = ["--declaration", str(declaration), "--scores-dir", str(scores)]
-    assert main(["site", "-o", str(out)] + selection) == 0
-    board = collect_declared(read_declaration(declaration), ScoreStore(scores, writable=False))
+        assert main(["site", "-o", str(out)] + selection) == 0
+        board = collect_declared(read_declaration(declaration), ScoreStore(scores, writable=False))
     return out, board, selection
 
 
@@ -91,7 +93,7 @@ def test_cli_writes_every_page(built):
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_build_is_deterministic_and_refuses_a_file_as_output(built, tmp_path):
+def test_build_is_deterministic_and_refuses_a_file_as_output(built, tmp_path, capsys):
     out, board, selection = built
     again = tmp_path / "again"
     build_site(board, again)
@@ -100,6 +102,7 @@ def test_build_is_deterministic_and_refuses_a_file_as_output(built, tmp_path):
     target = tmp_path / "a-file"
     target.write_text("x")
     assert main(["site", "-o", str(target)] + selection) == 2
+    assert f"{target} exists and is not a folder" in capsys.readouterr().err
 
 
 def test_embedded_json_cannot_close_its_script_element():
