@@ -24,7 +24,9 @@ def headless_chromium(width: int = 1280, height: int = 900) -> Any:
     viewport (scale factor 1, overlay scrollbars as on phones). The caller must ``quit()`` it."""
     missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.is_file()]
     if missing:
-        raise SourceSumError(f"headless browser not found: {', '.join(missing)}; install with: {INSTALL_HINT}")
+        raise SourceSumError(
+            f"headless browser not found: {', '.join(missing)}; install with: {INSTALL_HINT}"
+        )
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -32,9 +34,17 @@ def headless_chromium(width: int = 1280, height: int = 900) -> Any:
         raise SourceSumError("selenium is missing: pip install 'sourcesum-bench[test]'") from exc
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     "--hide-scrollbars", "--force-device-scale-factor=1", "--disable-extensions",
-                     "--no-first-run", "--disable-background-networking"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+        "--disable-extensions",
+        "--no-first-run",
+        "--disable-background-networking",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
     set_viewport(driver, width, height)
@@ -43,8 +53,10 @@ def headless_chromium(width: int = 1280, height: int = 900) -> Any:
 
 def set_viewport(driver: Any, width: int, height: int) -> None:
     """Make the page's viewport exactly ``width`` x ``height`` CSS pixels."""
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
 
 
 def first_render_ms(driver: Any, timeout_s: float = 10.0) -> float:
@@ -66,7 +78,9 @@ def first_render_ms(driver: Any, timeout_s: float = 10.0) -> float:
         timeout_s,
     )
     if value is None:
-        raise SourceSumError(f"{driver.current_url}: no first contentful paint and render mark within {timeout_s} s")
+        raise SourceSumError(
+            f"{driver.current_url}: no first contentful paint and render mark within {timeout_s} s"
+        )
     return float(value)
 
 

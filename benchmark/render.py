@@ -152,7 +152,7 @@ def paper_table() -> tuple[list[str], list[tuple[str, list[tuple[float | None, f
     then ``(method, [(NDCG, MAP) per split])`` rows (``None`` where the paper has no number)."""
     paper = json.loads((DATA_ROOT / "paper_results.json").read_text())
     titles = [split_info(s).title for s in paper["splits"]]
-    return titles, [(row["method"], list(zip(row["ndcg"], row["map"]))) for row in paper["rows"]]
+    return titles, [(row["method"], list(zip(row["ndcg"], row["map"], strict=True))) for row in paper["rows"]]
 
 
 def paper_cell(ndcg: float | None, ap: float | None) -> str:
@@ -164,7 +164,9 @@ def _paper_table() -> list[str]:
     titles, rows = paper_table()
     lines = ["| Method | " + " | ".join(f"{t} NDCG / MAP" for t in titles) + " |"]
     lines.append("|---|" + "---:|" * len(titles))
-    lines += [f"| {method} | " + " | ".join(paper_cell(n, m) for n, m in cells) + " |" for method, cells in rows]
+    lines += [
+        f"| {method} | " + " | ".join(paper_cell(n, m) for n, m in cells) + " |" for method, cells in rows
+    ]
     return lines
 
 

@@ -89,13 +89,15 @@ def _cells(board: Leaderboard, row: Row) -> list[dict[str, Any]]:
     for header, split, measure in _columns(board):
         value = row.value(split, measure)
         low, high = row.ci.get((split, measure), (math.nan, math.nan))
-        cells.append({
-            "header": header,
-            "value": _number(value),
-            "text": fmt(value),
-            "mark": cell_mark(board, row, split, measure),
-            "ci": f"[{fmt(low, 3)}, {fmt(high, 3)}]" if math.isfinite(low) else "",
-        })
+        cells.append(
+            {
+                "header": header,
+                "value": _number(value),
+                "text": fmt(value),
+                "mark": cell_mark(board, row, split, measure),
+                "ci": f"[{fmt(low, 3)}, {fmt(high, 3)}]" if math.isfinite(low) else "",
+            }
+        )
     return cells
 
 
@@ -107,15 +109,21 @@ def _ties(board: Leaderboard) -> list[dict[str, Any]]:
             report = row.ties.get(split.name)
             if report is None:
                 continue
-            out.append({
-                "label": row.label, "split": split.title,
-                "pairs": report["pairs_with_ties"], "sentences": report["sentences_tied"],
-                "bounds": [
-                    [{"value": report[m.name][k], "text": fmt(report[m.name][k])}
-                     for k in ("pessimistic", "average", "optimistic")]
-                    for m in LEADERBOARD_MEASURES
-                ],
-            })
+            out.append(
+                {
+                    "label": row.label,
+                    "split": split.title,
+                    "pairs": report["pairs_with_ties"],
+                    "sentences": report["sentences_tied"],
+                    "bounds": [
+                        [
+                            {"value": report[m.name][k], "text": fmt(report[m.name][k])}
+                            for k in ("pessimistic", "average", "optimistic")
+                        ]
+                        for m in LEADERBOARD_MEASURES
+                    ],
+                }
+            )
     return out
 
 
@@ -123,13 +131,19 @@ def _configurations(board: Leaderboard) -> list[dict[str, Any]]:
     """Each row's ranker, version, parameters and per-split cache key."""
     out = []
     for row in board.rows:
-        entries = [(split.title, row.entries[split.name]) for split in board.splits if split.name in row.entries]
-        out.append({
-            "label": row.label, "ranker": row.ranker, "reference": row.reference,
-            "params": json.dumps(row.params, sort_keys=True),
-            "versions": sorted({entry.version for _, entry in entries}),
-            "cache_keys": [{"split": title, "key": entry.key} for title, entry in entries],
-        })
+        entries = [
+            (split.title, row.entries[split.name]) for split in board.splits if split.name in row.entries
+        ]
+        out.append(
+            {
+                "label": row.label,
+                "ranker": row.ranker,
+                "reference": row.reference,
+                "params": json.dumps(row.params, sort_keys=True),
+                "versions": sorted({entry.version for _, entry in entries}),
+                "cache_keys": [{"split": title, "key": entry.key} for title, entry in entries],
+            }
+        )
     return out
 
 
@@ -147,15 +161,22 @@ def index_context(board: Leaderboard) -> dict[str, Any]:
         "paper": {
             "titles": paper_titles,
             "rows": [
-                {"label": method, "cells": [{"header": f"{title} NDCG / MAP", "value": n, "text": paper_cell(n, m)}
-                                            for title, (n, m) in zip(paper_titles, cells)]}
+                {
+                    "label": method,
+                    "cells": [
+                        {"header": f"{title} NDCG / MAP", "value": n, "text": paper_cell(n, m)}
+                        for title, (n, m) in zip(paper_titles, cells, strict=True)
+                    ],
+                }
                 for method, cells in paper_rows
             ],
         },
         "ties": _ties(board),
         "measures": [COLUMN_NAMES[m] for m in LEADERBOARD_MEASURES],
         "configurations": _configurations(board),
-        "explorers": [{"title": s.title, "file": explorer_file(s.name), "pairs": len(s)} for s in board.splits],
+        "explorers": [
+            {"title": s.title, "file": explorer_file(s.name), "pairs": len(s)} for s in board.splits
+        ],
         "stale": board.stale,
         "citation": CITATION_PATH.read_text(encoding="utf-8") if CITATION_PATH.is_file() else "",
     }
@@ -186,17 +207,21 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
     for pair in load_split(split.name):
         view = pair_view(pair, board, labels) if labels else {"sentences": []}
         doc = docs.setdefault(pair.sentences, len(docs))
-        pairs.append({
-            "id": pair.id,
-            "doc": doc,
-            "summary": pair.summary,
-            "votes": [list(v) for v in pair.votes],
-            "scores": [[float(f"{s['scores'][label]['score']:.{SCORE_DIGITS}g}") for s in view["sentences"]]
-                       for label in labels],
-            "ranks": [[s["scores"][label]["rank"] for s in view["sentences"]] for label in labels],
-            "ndcg": [_number(column[pair.id]) for column in per_pair[NDCG]],
-            "ap": [_number(column[pair.id]) for column in per_pair[AP]],
-        })
+        pairs.append(
+            {
+                "id": pair.id,
+                "doc": doc,
+                "summary": pair.summary,
+                "votes": [list(v) for v in pair.votes],
+                "scores": [
+                    [float(f"{s['scores'][label]['score']:.{SCORE_DIGITS}g}") for s in view["sentences"]]
+                    for label in labels
+                ],
+                "ranks": [[s["scores"][label]["rank"] for s in view["sentences"]] for label in labels],
+                "ndcg": [_number(column[pair.id]) for column in per_pair[NDCG]],
+                "ap": [_number(column[pair.id]) for column in per_pair[AP]],
+            }
+        )
     return {
         "split": split.name,
         "title": split.title,
@@ -234,7 +259,9 @@ def build_site(board: Leaderboard, out: Path) -> list[SitePage]:
     if context["citation"]:
         write_text_atomic(out / CITATION_PATH.name, context["citation"])
         written.append(out / CITATION_PATH.name)
-    html = env.get_template("index.html.j2").render(page="index", nav=nav, plot=PLOT_FILE, **assets, **context)
+    html = env.get_template("index.html.j2").render(
+        page="index", nav=nav, plot=PLOT_FILE, **assets, **context
+    )
     write_text_atomic(out / INDEX_FILE, html)
     written.append(out / INDEX_FILE)
     for split in board.splits:

@@ -55,9 +55,11 @@ def main() -> int:
             driver.get(page.as_uri())
             overflow = horizontal_overflow(driver)
             set_viewport(driver, 1280, 900)
-            print(f"{page.name:<30} {size / 1024:7.0f} KB{' (with plot)' if page.name == INDEX_FILE else ''}  "
-                  f"first render median {statistics.median(times):.0f} ms, max {max(times):.0f} ms  "
-                  f"390 px: {'no horizontal scrolling' if not overflow else overflow}")
+            print(
+                f"{page.name:<30} {size / 1024:7.0f} KB{' (with plot)' if page.name == INDEX_FILE else ''}  "
+                f"first render median {statistics.median(times):.0f} ms, max {max(times):.0f} ms  "
+                f"390 px: {'no horizontal scrolling' if not overflow else overflow}"
+            )
         driver.get((site / INDEX_FILE).as_uri())
         driver.save_screenshot(str(docs / "site.png"))
         explorer = site / explorer_file("cnn_pegasus")

@@ -15,18 +15,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
+from sourcesum import paths
 from sourcesum.browser import first_render_ms, headless_chromium, horizontal_overflow, set_viewport
 from sourcesum.cli import main
 from sourcesum.data import load_split
 from sourcesum.errors import SourceSumError
-from sourcesum import paths
 from sourcesum.leaderboard import collect_declared, read_declaration
 from sourcesum.measures import NDCG
 from sourcesum.render import _columns
 from sourcesum.show import pair_view
-from sourcesum.site import (EXPLORER_BUDGET, INDEX_BUDGET, INDEX_FILE, build_site, embed_json,
-                            explorer_file)
+from sourcesum.site import EXPLORER_BUDGET, INDEX_BUDGET, INDEX_FILE, build_site, embed_json, explorer_file
 from sourcesum.store import ScoreStore
 
 DECLARATION = """
@@ -56,8 +54,21 @@ def built(tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(paths, "COMMITTED_SCORES_DIR", root / "committed")
         patch.setenv("SOURCESUM_CACHE_DIR", str(root / "cache"))
-        assert main(["run", "--ranker", "lead,random,bm25,oracle", "--split", "all",
-                     "--scores-dir", str(scores), "--no-progress"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--ranker",
+                    "lead,random,bm25,oracle",
+                    "--split",
+                    "all",
+                    "--scores-dir",
+                    str(scores),
+                    "--no-progress",
+                ]
+            )
+            == 0
+        )
         assert main(["site", "-o", str(out)] + selection) == 0
         board = collect_declared(read_declaration(declaration), ScoreStore(scores, writable=False))
     return out, board, selection
@@ -80,8 +91,10 @@ def open_page(driver, path: Path, width: int = 1280, height: int = 900) -> None:
 
 def texts(driver, selector: str, attribute: str | None = None) -> list[str]:
     """Text (or an attribute) of every element matching ``selector``, in document order."""
-    script = ("return Array.from(document.querySelectorAll(arguments[0]))"
-              ".map(e => arguments[1] === null ? e.textContent : e.getAttribute(arguments[1]));")
+    script = (
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".map(e => arguments[1] === null ? e.textContent : e.getAttribute(arguments[1]));"
+    )
     return driver.execute_script(script, selector, attribute)
 
 
@@ -131,7 +144,7 @@ def test_every_leaderboard_row_and_value_is_on_the_page(built, browser):
         for position, row in enumerate(rows, start=1):
             cells = texts(browser, f"#{table} tbody tr:nth-child({position}) td", "data-v")
             assert len(cells) == len(columns)
-            for cell, (_, split, measure) in zip(cells, columns):
+            for cell, (_, split, measure) in zip(cells, columns, strict=True):
                 expected = row.value(split, measure)
                 assert (cell == "") if not math.isfinite(expected) else float(cell) == expected
     # Significance marks: one bold best per column, daggers where the test says "not worse".
@@ -139,7 +152,9 @@ def test_every_leaderboard_row_and_value_is_on_the_page(built, browser):
     daggers = len(texts(browser, "#leaderboard td .dagger"))
     assert daggers == sum(
         row.not_worse_than_best(split, measure) and board.best.get((split, measure)) != row.label
-        for row in board.ranked_rows for _, split, measure in columns if split is not None
+        for row in board.ranked_rows
+        for _, split, measure in columns
+        if split is not None
     )
     assert texts(browser, "#leaderboard td .ci")[0].startswith("[")
     assert len(texts(browser, "#ties-table tbody tr")) == sum(len(r.ties) for r in board.rows)
@@ -154,7 +169,7 @@ def test_sorting_works_on_every_column(built, browser):
     headers = browser.find_elements("css selector", "#leaderboard thead th button")
     columns = [("Ranker", None, None)] + _columns(board)
     assert len(headers) == len(columns)
-    for index, (header, (_, split, measure)) in enumerate(zip(headers, columns), start=1):
+    for index, (header, (_, split, measure)) in enumerate(zip(headers, columns, strict=True), start=1):
         for direction in ("first", "second"):
             header.click()
             labels = texts(browser, "#leaderboard tbody th")
@@ -184,9 +199,13 @@ def test_opening_a_pair_shows_its_sentences_votes_and_scores(built, browser):
     expected = sorted(range(len(split)), key=lambda i: (-delta.iloc[i], i))
     shown = [int(i) for i in texts(browser, "#pairs button", "data-pair")]
     assert shown == expected
-    assert np.allclose([float(d) for d in texts(browser, "#pairs button", "data-delta")], delta.iloc[expected])
+    assert np.allclose(
+        [float(d) for d in texts(browser, "#pairs button", "data-delta")], delta.iloc[expected]
+    )
     browser.find_element("id", "order").click()
-    assert [int(i) for i in texts(browser, "#pairs button", "data-pair")][0] == int(np.argmin(delta.to_numpy()))
+    assert [int(i) for i in texts(browser, "#pairs button", "data-pair")][0] == int(
+        np.argmin(delta.to_numpy())
+    )
     browser.find_element("id", "order").click()
 
     # Open the pair where A beats B the most, and also show a third ranker.
@@ -203,9 +222,16 @@ def test_opening_a_pair_shows_its_sentences_votes_and_scores(built, browser):
         ranks = texts(browser, f"#sentences .scores li[data-ranker='{row.label}']", "data-rank")
         scores = texts(browser, f"#sentences .scores li[data-ranker='{row.label}']", "data-score")
         assert [int(r) for r in ranks] == [s["scores"][row.label]["rank"] for s in view["sentences"]]
-        assert np.allclose([float(s) for s in scores], [s["scores"][row.label]["score"] for s in view["sentences"]],
-                           rtol=1e-3, atol=1e-12)
-    assert f"NDCG {a.evaluations[split.name].per_pair[NDCG.name][pair.id]:.4f}" in texts(browser, "#pair-measures li")[0]
+        assert np.allclose(
+            [float(s) for s in scores],
+            [s["scores"][row.label]["score"] for s in view["sentences"]],
+            rtol=1e-3,
+            atol=1e-12,
+        )
+    assert (
+        f"NDCG {a.evaluations[split.name].per_pair[NDCG.name][pair.id]:.4f}"
+        in texts(browser, "#pair-measures li")[0]
+    )
     assert "#pair=" in browser.current_url  # the view can be linked
     linked = browser.current_url
     browser.get("about:blank")
