@@ -334,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
 
-    measures_help = "comma-separated measures (nDCG, nDCG@k, AP, P@k, R@k, RR, Spearman)"
+    measures_help = "comma-separated measures (nDCG, nDCG@k, AP, AP(ties=expected), P@k, R@k, RR, Spearman)"
     p = sub.add_parser("run", help="run rankers over splits (cached) and print NDCG/MAP")
     p.add_argument("--ranker", required=True, help="comma-separated ranker names")
     p.add_argument("--split", default="all", help="comma-separated split names; 'all' = main four")

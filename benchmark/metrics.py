@@ -1,21 +1,25 @@
-"""Ranking metrics with tie-averaging: vectorized numpy kernels, batch forms, per-list functions.
+"""Ranking metrics under tied scores: vectorized numpy kernels, batch forms, per-list functions.
 
 Conventions (those of the paper, which used scikit-learn):
 
 * Ranks are 1-based; sentences are ordered by descending score.
-* **Ties are averaged**: a metric's value is its expectation over all orderings of tied scores,
-  exactly as ``sklearn.metrics.ndcg_score(..., ignore_ties=False)``. For any measure that sums a
+* **Ties.** nDCG, P@k, R@k and RR are *expectations* over all orderings of tied scores (for
+  nDCG exactly ``sklearn.metrics.ndcg_score(..., ignore_ties=False)``). For a measure that sums a
   per-rank weight ``w_r`` times a per-item gain, this equals giving every item of a tie group
-  spanning ranks ``s..e`` the mean weight ``(w_s + ... + w_e) / (e - s + 1)``.
+  spanning ranks ``s..e`` the mean weight ``(w_s + ... + w_e) / (e - s + 1)``. AP comes in two
+  forms: the paper's (scikit-learn's *block* AP, below), which is **not** the expectation, and
+  the exact expected AP (:func:`expected_average_precision_batch`).
 * ``DCG@k = sum_i gain(rel_i) * avgw_i`` with ``w_r = 1 / log2(r + 1)`` for ``r <= k`` else 0.
   ``nDCG@k = DCG@k / IDCG@k``, the ideal DCG over *all* sentences of the pair (the ideal list is
   the relevance sorted descending, then truncated at ``k``). Undefined (NaN) when IDCG is 0.
   ``gain``: ``linear`` = rel, ``exponential`` = 2**rel - 1, ``binary`` = 1 if rel > 0 else 0.
-* ``AP = (1/R) * sum_g pos_g * TP(g) / N(g)`` over tie groups ``g`` in rank order, where ``pos_g``
-  is the number of relevant items in ``g``, ``TP(g)``/``N(g)`` the relevant/all items ranked at or
-  above the end of ``g``, and ``R`` the number of relevant items: a tie group enters at once, as
-  in ``sklearn.metrics.average_precision_score``. Undefined (NaN) when ``R = 0``.
-* ``P@k = E[#relevant in top k] / k``; ``R@k = E[#relevant in top k] / R`` (tie-averaged);
+* Block ``AP = (1/R) * sum_g pos_g * TP(g) / N(g)`` over tie groups ``g`` in rank order, where
+  ``pos_g`` is the number of relevant items in ``g``, ``TP(g)``/``N(g)`` the relevant/all items
+  ranked at or above the end of ``g``, and ``R`` the number of relevant items: a tie group enters
+  at once, as in ``sklearn.metrics.average_precision_score``. It is never below the worst-first
+  value but can lie above the expected and even the best-first value (e.g. two relevant items
+  tied last among six: block 1/3, every ordering 4/15). Undefined (NaN) when ``R = 0``.
+* ``P@k = E[#relevant in top k] / k``; ``R@k = E[#relevant in top k] / R``;
   ``RR = E[1 / rank of the first relevant item]`` over random orderings of ties;
   ``Spearman`` = Pearson correlation of tie-averaged (fractional) ranks of scores and relevance.
 
@@ -70,7 +74,7 @@ class Ranking:
     ) -> "Ranking":
         """Rank padded ``scores`` (finite where ``mask``).
 
-        ``tiebreak="average"`` keeps tie groups (expected value over their orderings);
+        ``tiebreak="average"`` keeps tie groups (each kernel then applies its tie rule above);
         ``"worst"``/``"best"`` order each tie group by ascending/descending ``relevance`` and
         treat every item as its own group (pessimistic/optimistic bounds).
         """
@@ -158,6 +162,29 @@ def average_precision_batch(ranking: Ranking, relevance: np.ndarray) -> np.ndarr
     hits_at_group_end = np.take_along_axis(hits, ranking.end, axis=1)
     precision = hits_at_group_end / (ranking.end + 1.0)
     return _safe_divide((rel_sorted * precision).sum(axis=1), rel_sorted.sum(axis=1))
+
+
+def expected_average_precision_batch(ranking: Ranking, relevance: np.ndarray) -> np.ndarray:
+    """Expected AP per row under uniform random orderings of tied scores (NaN if none relevant).
+
+    For a tie group at 1-based ranks ``s + 1 .. s + c`` holding ``m`` relevant items, with ``H``
+    relevant items ranked above it, the item at rank ``s + t`` is relevant with probability
+    ``m / c`` and, given that, is preceded within the group by ``(t - 1)(m - 1) / (c - 1)``
+    relevant items on average (hypergeometric), so precision being linear in the hit count,
+    ``E[AP] = (1/R) * sum_g sum_{t=1..c} (m/c) * (H + 1 + (t-1)(m-1)/(c-1)) / (s + t)``.
+    Without ties this is ordinary AP.
+    """
+    rel_sorted = ranking.sort(relevance)
+    hits = np.cumsum(rel_sorted, axis=1)
+    above = np.take_along_axis(hits - rel_sorted, ranking.start, axis=1)  # H
+    in_group = np.take_along_axis(hits, ranking.end, axis=1) - above     # m
+    size = ranking.end - ranking.start + 1                                # c
+    positions = np.arange(relevance.shape[1])[None, :]
+    earlier = positions - ranking.start                                   # t - 1
+    preceding = earlier * (in_group - 1) / np.maximum(size - 1, 1)         # 0 when c = 1
+    precision = (in_group / size) * (above + 1 + preceding) / (positions + 1)
+    total = np.where(ranking.sorted_mask, precision, 0.0).sum(axis=1)
+    return _safe_divide(total, rel_sorted.sum(axis=1))
 
 
 def _expected_hits_at_k(ranking: Ranking, relevance: np.ndarray, k: int) -> np.ndarray:
@@ -256,6 +283,17 @@ def average_precision(relevance: Sequence[float], scores: Sequence[float]) -> fl
     if not np.all((rel == 0) | (rel == 1)):
         raise ValueError("average_precision needs binary relevance (0 or 1)")
     return float(average_precision_batch(ranking, rel)[0])
+
+
+def expected_average_precision(relevance: Sequence[float], scores: Sequence[float]) -> float:
+    """Expected AP of one list with binary ``relevance`` over uniform random orderings of ties.
+
+    See :func:`expected_average_precision_batch` for the closed form. NaN if R = 0.
+    """
+    ranking, rel = _single(relevance, scores)
+    if not np.all((rel == 0) | (rel == 1)):
+        raise ValueError("expected_average_precision needs binary relevance (0 or 1)")
+    return float(expected_average_precision_batch(ranking, rel)[0])
 
 
 def precision_at_k(relevance: Sequence[float], scores: Sequence[float], k: int) -> float:

@@ -125,6 +125,45 @@ def test_cutoff_measures_and_rr_match_enumeration_of_ties(case):
     assert abs(metrics.reciprocal_rank(relevance, scores) - mean_rr) <= TOL
 
 
+def _ap(ranked):
+    hits, total = 0, 0.0
+    for i, r in enumerate(ranked):
+        if r > 0:
+            hits += 1
+            total += hits / (i + 1)
+    return total / hits
+
+
+@settings(max_examples=1500, deadline=None)
+@given(tie_heavy_lists(1, 7, max_relevance=1, max_score=2, k_past_end=0))
+def test_expected_ap_equals_mean_over_tie_orderings(case):
+    relevance, scores, _ = case
+    if sum(relevance) == 0:
+        assert math.isnan(metrics.expected_average_precision(relevance, scores))
+        return
+    mean, low, high = _brute(relevance, scores, _ap)
+    assert abs(metrics.expected_average_precision(relevance, scores) - mean) <= TOL
+    rel, mask = pad([relevance])
+    sc, _ = pad([scores])
+    for tiebreak, expected in (("worst", low), ("best", high)):
+        ranking = Ranking.from_scores(sc, mask, tiebreak, rel)
+        assert abs(metrics.average_precision_batch(ranking, rel)[0] - expected) <= TOL
+        # with ties broken the expectation is the ordinary AP of that ordering
+        assert abs(metrics.expected_average_precision_batch(ranking, rel)[0] - expected) <= TOL
+    # scikit-learn's block AP is never below worst-first (but may exceed the expectation)
+    assert metrics.average_precision(relevance, scores) >= low - TOL
+    if len(set(scores)) == len(scores):
+        assert abs(metrics.expected_average_precision(relevance, scores)
+                   - metrics.average_precision(relevance, scores)) <= TOL
+
+
+def test_block_ap_can_exceed_every_ordering():
+    relevance, scores = [0, 0, 0, 0, 1, 1], [5, 4, 3, 2, 1, 1]
+    assert metrics.average_precision(relevance, scores) == pytest.approx(1 / 3, abs=TOL)
+    assert metrics.expected_average_precision(relevance, scores) == pytest.approx(4 / 15, abs=TOL)
+    assert _brute(relevance, scores, _ap)[2] == pytest.approx(4 / 15, abs=TOL)
+
+
 def _dcg(ranked):
     return sum(r / math.log2(i + 2) for i, r in enumerate(ranked))
 
@@ -158,10 +197,13 @@ def test_batch_equals_per_list(cases):
     binary = (rel >= 2).astype(float)
     batch_ndcg = metrics.ndcg_batch(ranking, rel, k=3)
     batch_ap = metrics.average_precision_batch(ranking, binary)
+    batch_eap = parse_measure("AP(ties=expected)").compute(ranking, binary)
     for i, (r, s, _) in enumerate(cases):
         np.testing.assert_allclose(batch_ndcg[i], metrics.ndcg(r, s, k=3), atol=TOL, equal_nan=True)
         b = (np.array(r) >= 2).astype(float)
         np.testing.assert_allclose(batch_ap[i], metrics.average_precision(b, s), atol=TOL, equal_nan=True)
+        np.testing.assert_allclose(batch_eap[i], metrics.expected_average_precision(b, s), atol=TOL,
+                                   equal_nan=True)
 
 
 def test_input_errors_are_clear():
@@ -176,11 +218,15 @@ def test_input_errors_are_clear():
 
 
 def test_measure_names_round_trip():
-    for name in ["nDCG", "nDCG@10", "AP", "P@3", "R@5", "RR", "Spearman", "nDCG@10(gain=binary)"]:
+    for name in ["nDCG", "nDCG@10", "AP", "P@3", "R@5", "RR", "Spearman", "nDCG@10(gain=binary)",
+                 "AP(ties=expected)"]:
         assert parse_measure(name).name == name
     assert parse_measure("ndcg@5").name == "nDCG@5"
+    assert parse_measure("AP(ties=block)") == parse_measure("AP")
+    assert parse_measure("AP").expectation == parse_measure("AP(ties=expected)")
+    assert parse_measure("nDCG").expectation == parse_measure("nDCG")
     from sourcesum.errors import UnknownNameError
 
-    for bad in ["MRR", "AP@3", "P", "nDCG@0", "AP(gain=binary)"]:
+    for bad in ["MRR", "AP@3", "P", "nDCG@0", "AP(gain=binary)", "nDCG(ties=expected)", "AP(ties=mean)"]:
         with pytest.raises(UnknownNameError):
             parse_measure(bad)
