@@ -51,8 +51,45 @@ def bootstrap_means(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed
     for row in range(values.shape[0]):
         sums[row] = np.bincount(group_of, weights=values[row], minlength=n_groups)
     sizes = np.bincount(group_of, minlength=n_groups).astype(float)
-    means: np.ndarray = sums[:, chosen].sum(axis=2) / sizes[chosen].sum(axis=1)
+    totals = sizes[chosen].sum(axis=1)
+    # row by row: the same arithmetic (hence bit-identical means) as one call per row
+    means: np.ndarray = np.stack([sums[row][chosen].sum(axis=1) / totals for row in range(values.shape[0])])
     return means
+
+
+def _batches(vectors: Sequence[np.ndarray]) -> list[list[int]]:
+    """Indices of ``vectors`` grouped by which items are finite (batched calls must drop the
+    same items as one call per vector would)."""
+    batches: dict[bytes, list[int]] = {}
+    for index, vector in enumerate(vectors):
+        batches.setdefault(np.isfinite(np.asarray(vector, dtype=float)).tobytes(), []).append(index)
+    return list(batches.values())
+
+
+def bootstrap_means_each(vectors: Sequence[np.ndarray], resamples: int = DEFAULT_RESAMPLES,
+                         seed: int = DEFAULT_SEED, groups: Sequence[str] | None = None) -> list[np.ndarray]:
+    """``bootstrap_means(v, ...)[0]`` for each vector ``v``, bit for bit, batched for speed."""
+    out: list[np.ndarray] = [np.empty(0)] * len(vectors)
+    for batch in _batches(vectors):
+        means = bootstrap_means(np.vstack([vectors[i] for i in batch]), resamples, seed, groups)
+        for i, row in zip(batch, means):
+            out[i] = row
+    return out
+
+
+def randomization_test_each(vectors: Sequence[np.ndarray], base: np.ndarray,
+                            resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                            groups: Sequence[str] | None = None) -> list[float]:
+    """``randomization_test(v, base, ...)`` for each vector ``v``, batched for speed."""
+    diffs = [np.asarray(v, dtype=float) - np.asarray(base, dtype=float) for v in vectors]
+    out = [float("nan")] * len(vectors)
+    for batch in _batches(diffs):
+        keep = np.isfinite(diffs[batch[0]])
+        chosen = np.vstack([diffs[i][keep] for i in batch])
+        p = randomization_tests(chosen, resamples, seed, None if groups is None else np.asarray(groups)[keep])
+        for i, value in zip(batch, p):
+            out[i] = float(value)
+    return out
 
 
 def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
@@ -73,16 +110,27 @@ def randomization_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RE
     """Two-sided paired sign-flip randomization p-value for ``mean(a - b) = 0``."""
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     keep = np.isfinite(diff)
-    diff = diff[keep]
-    group_of, n_groups = _group_index(None if groups is None else np.asarray(groups)[keep], diff.size)
-    sums = np.bincount(group_of, weights=diff, minlength=n_groups)
+    return float(randomization_tests(diff[keep][None, :], resamples, seed,
+                                     None if groups is None else np.asarray(groups)[keep])[0])
+
+
+def randomization_tests(diffs: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                        groups: Sequence[str] | None = None) -> np.ndarray:
+    """:func:`randomization_test` p-values for each row of finite paired differences ``diffs``
+    ``(k, n)``, all rows with the same sign flips (the draws one call per row would make)."""
+    diffs = np.atleast_2d(np.asarray(diffs, dtype=float))
+    if not np.isfinite(diffs).all():
+        raise ValueError("randomization_tests needs finite differences; drop undefined pairs first")
+    group_of, n_groups = _group_index(groups, diffs.shape[1])
+    sums = np.stack([np.bincount(group_of, weights=row, minlength=n_groups) for row in diffs])
     rng = np.random.default_rng(seed)
     signs = rng.choice(np.array([-1.0, 1.0]), size=(resamples, n_groups))
-    observed = abs(diff.mean())
-    permuted = np.abs(signs @ sums) / diff.size
+    observed = np.abs(diffs.mean(axis=1))
+    permuted = np.abs(signs @ sums.T) / diffs.shape[1]
     # a tolerance so that float noise in equal sums never counts as "less extreme"
-    extreme = np.count_nonzero(permuted >= observed - 1e-12 * max(1.0, observed))
-    return float((1 + extreme) / (resamples + 1))
+    extreme = np.count_nonzero(permuted >= observed - 1e-12 * np.maximum(1.0, observed), axis=0)
+    p_values: np.ndarray = (1 + extreme) / (resamples + 1)
+    return p_values
 
 
 def paired_bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
