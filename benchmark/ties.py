@@ -1,9 +1,18 @@
 """How much a ranker's scores tie, and how far the tie rule alone can move its metrics.
 
 For one ranker on one split: the share of pairs with at least one tie, the share of sentences
-whose score equals another sentence's score in the same pair, and the pessimistic / optimistic
-values of each measure (ties broken worst-first / best-first) around the default tie-averaged
-value. The spread between the bounds is what an arbitrary tie-breaking rule could report.
+whose score equals another sentence's score in the same pair, and per measure four split means:
+
+* ``pessimistic``: ties broken worst-first (relevant sentences last within each tie group);
+* ``default``: the measure as reported (nDCG: expectation over tie orderings; AP: scikit-learn's
+  block AP, the paper's);
+* ``expected``: the expectation over uniform random orderings of tied scores
+  (:attr:`Measure.expectation`; equal to ``default`` for nDCG, ``AP(ties=expected)`` for AP);
+* ``optimistic``: ties broken best-first.
+
+``pessimistic <= expected <= optimistic`` always; block AP is never below ``pessimistic`` but
+can exceed ``expected`` and even ``optimistic``. The spread between the bounds is what an
+arbitrary tie-breaking rule could report.
 """
 
 from __future__ import annotations
@@ -15,6 +24,8 @@ import numpy as np
 from sourcesum.data import Split
 from sourcesum.evaluation import evaluate, ordered_scores
 from sourcesum.measures import DEFAULT_MEASURES, Measure
+
+TIE_RULES = ("pessimistic", "default", "expected", "optimistic")
 
 
 def tie_shares(split: Split, scores: Mapping[str, Sequence[float]]) -> tuple[float, float]:
@@ -31,15 +42,20 @@ def tie_shares(split: Split, scores: Mapping[str, Sequence[float]]) -> tuple[flo
 
 def tie_report(split: Split, scores: Mapping[str, Sequence[float]], system: str,
                measures: Sequence[Measure] = DEFAULT_MEASURES) -> dict[str, Any]:
-    """Tie shares plus ``{measure: {"average", "pessimistic", "optimistic"}}`` split means."""
+    """Tie shares plus ``{measure name: {rule: split mean}}`` for the rules of :data:`TIE_RULES`
+    (``expected`` only for measures with an :attr:`~Measure.expectation`)."""
     pair_share, sentence_share = tie_shares(split, scores)
     report: dict[str, Any] = {"pairs_with_ties": pair_share, "sentences_tied": sentence_share}
-    by_rule = {rule: evaluate(split, scores, system, measures, tiebreak=rule)
-               for rule in ("average", "worst", "best")}
+    expectations = [m.expectation for m in measures if m.expectation is not None]
+    grouped = evaluate(split, scores, system, list(dict.fromkeys([*measures, *expectations])))
+    bounds = {rule: evaluate(split, scores, system, measures, tiebreak=rule) for rule in ("worst", "best")}
     for measure in measures:
-        report[measure.name] = {
-            "average": by_rule["average"].mean(measure),
-            "pessimistic": by_rule["worst"].mean(measure),
-            "optimistic": by_rule["best"].mean(measure),
+        values = {
+            "pessimistic": bounds["worst"].mean(measure),
+            "default": grouped.mean(measure),
+            "optimistic": bounds["best"].mean(measure),
         }
+        if measure.expectation is not None:
+            values["expected"] = grouped.mean(measure.expectation)
+        report[measure.name] = {rule: values[rule] for rule in TIE_RULES if rule in values}
     return report
