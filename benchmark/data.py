@@ -22,7 +22,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 import numpy as np
 
@@ -35,15 +35,29 @@ BINARY_MIN_VOTES = 2
 
 
 @dataclass(frozen=True)
-class SplitInfo:
-    """One split as the manifest describes it."""
+class PinnedFile:
+    """A file pinned by sha256 and canonical URL, looked for in ``$<env_var>``, then in
+    ``download_dir()``, else downloaded there. Subclasses say what kind of file it is."""
 
     name: str
     file: str
-    pairs: int
-    title: str
     sha256: str
     url: str
+
+    kind: ClassVar[str] = "split"
+    env_var: ClassVar[str] = "SOURCESUM_DATA_DIR"
+
+    def download_dir(self) -> Path:
+        """Where downloads land and earlier downloads are found (git-ignored)."""
+        return paths.DOWNLOAD_DIR
+
+
+@dataclass(frozen=True)
+class SplitInfo(PinnedFile):
+    """One split as the manifest describes it."""
+
+    pairs: int
+    title: str
 
 
 @cache
@@ -93,7 +107,7 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def verify(path: Path, info: SplitInfo, payload: bytes | None = None) -> bytes:
+def verify(path: Path, info: PinnedFile, payload: bytes | None = None) -> bytes:
     """The bytes of ``path`` (or ``payload``, already read from it) if their sha256 matches the
     manifest, else :class:`DataError` naming ``path``. Callers parse exactly the returned bytes."""
     payload = path.read_bytes() if payload is None else payload
@@ -101,13 +115,13 @@ def verify(path: Path, info: SplitInfo, payload: bytes | None = None) -> bytes:
     if actual != info.sha256:
         raise DataError(
             f"{path}: sha256 {actual[:12]}... does not match the pinned {info.sha256[:12]}... "
-            f"for split {info.name}; delete the file or point SOURCESUM_DATA_DIR at an "
+            f"for {info.kind} {info.name}; delete the file or point {info.env_var} at an "
             "unmodified copy"
         )
     return payload
 
 
-def download(info: SplitInfo, dest_dir: Path, url: str | None = None) -> Path:
+def download(info: PinnedFile, dest_dir: Path, url: str | None = None) -> Path:
     """Fetch ``info.url`` (or ``url``) into ``dest_dir``, verify it, then move it in place."""
     url = url or info.url
     try:
@@ -115,8 +129,8 @@ def download(info: SplitInfo, dest_dir: Path, url: str | None = None) -> Path:
             payload = response.read()
     except (urllib.error.URLError, OSError) as exc:
         raise DataError(
-            f"cannot download split {info.name} from {url} ({exc}); with no network, set "
-            f"SOURCESUM_DATA_DIR to a folder holding {info.file}"
+            f"cannot download {info.kind} {info.name} from {url} ({exc}); with no network, set "
+            f"{info.env_var} to a folder holding {info.file}"
         ) from exc
     actual = hashlib.sha256(payload).hexdigest()
     if actual != info.sha256:
@@ -129,34 +143,43 @@ def download(info: SplitInfo, dest_dir: Path, url: str | None = None) -> Path:
     return path
 
 
-def locate(name: str) -> Path:
-    """A local path for split ``name`` (``$SOURCESUM_DATA_DIR``, ``data/sourcesum``, else a
-    verified download). Not verified here: :func:`read_verified` checks the bytes it parses."""
-    info = split_info(name)
-    env_dir = paths.env_data_dir()
+def locate_file(info: PinnedFile) -> Path:
+    """A local path for ``info`` (``$<env_var>``, then ``info.download_dir()``, else a verified
+    download). Not verified here: :func:`read_verified_file` checks the bytes it parses."""
+    env_dir = paths.env_dir(info.env_var)
     if env_dir is not None:
         candidate = env_dir / info.file
         if not candidate.is_file():
             raise DataError(
-                f"SOURCESUM_DATA_DIR={env_dir} has no {info.file}; fix the variable or unset it "
-                "to use data/sourcesum or the download"
+                f"{info.env_var}={env_dir} has no {info.file}; fix the variable or unset it "
+                f"to use {info.download_dir()} or the download"
             )
         return candidate
-    candidate = paths.DOWNLOAD_DIR / info.file
+    candidate = info.download_dir() / info.file
     if candidate.is_file():
         return candidate
-    return download(info, paths.DOWNLOAD_DIR)
+    return download(info, info.download_dir())
 
 
-def read_verified(name: str) -> tuple[Path, bytes]:
-    """The located file of split ``name`` and its bytes, read once and checked against the
-    pinned sha256: the bytes verified are the bytes parsed (no cache in between)."""
-    path = locate(name)
+def read_verified_file(info: PinnedFile) -> tuple[Path, bytes]:
+    """The located file of ``info`` and its bytes, read once and checked against the pinned
+    sha256: the bytes verified are the bytes parsed (no cache in between)."""
+    path = locate_file(info)
     try:
         payload = path.read_bytes()
     except OSError as exc:
         raise DataError(f"{path}: cannot be read ({exc})") from exc
-    return path, verify(path, split_info(name), payload)
+    return path, verify(path, info, payload)
+
+
+def locate(name: str) -> Path:
+    """A local path for split ``name`` (see :func:`locate_file`)."""
+    return locate_file(split_info(name))
+
+
+def read_verified(name: str) -> tuple[Path, bytes]:
+    """The located file of split ``name`` and its verified bytes (see :func:`read_verified_file`)."""
+    return read_verified_file(split_info(name))
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,6 +3,7 @@
 Environment variables (all optional):
 
 - ``SOURCESUM_DATA_DIR``: a folder holding the SourceSum JSON files (checked first).
+- ``SOURCESUM_PUBLISHED_DIR``: a folder holding the paper's published outputs (checked first).
 - ``SOURCESUM_SCORES_DIR``: your score store, where ``run`` writes (default
   ``$XDG_DATA_HOME/sourcesum/scores``, i.e. ``~/.local/share/sourcesum/scores``). Every command
   reads it on top of the committed, read-only ``data/scores``.
@@ -19,13 +20,14 @@ DATA_ROOT = PROJECT_ROOT / "data"
 MANIFEST_PATH = DATA_ROOT / "manifest.json"
 DOWNLOAD_DIR = DATA_ROOT / "sourcesum"
 COMMITTED_SCORES_DIR = DATA_ROOT / "scores"
+PUBLISHED_DIR = DATA_ROOT / "published"
 LEADERBOARD_PATH = PROJECT_ROOT / "leaderboard.md"
 DECLARATION_PATH = PROJECT_ROOT / "leaderboard.toml"
 
 
-def env_data_dir() -> Path | None:
-    """The folder named by ``$SOURCESUM_DATA_DIR``, if set."""
-    value = os.environ.get("SOURCESUM_DATA_DIR")
+def env_dir(variable: str) -> Path | None:
+    """The folder named by the environment variable ``variable``, if set."""
+    value = os.environ.get(variable)
     return Path(value).expanduser() if value else None
 
 

@@ -31,6 +31,7 @@ class LoadedScores:
     scores: dict[str, list[float]]
     nan_replaced: int = 0
     sentences: dict[str, list[str]] | None = None
+    all_nan_pairs: int = 0
 
 
 def read_text(path: Path) -> str:
@@ -51,7 +52,12 @@ def read_text(path: Path) -> str:
 
 def read_sourcesum_json(path: Path, field: str) -> LoadedScores:
     """Scores from field ``field`` of every annotation; NaN -> 0 (counted)."""
-    text = read_text(path)
+    return parse_sourcesum_json(read_text(path), Path(path), field)
+
+
+def parse_sourcesum_json(text: str, path: Path, field: str) -> LoadedScores:
+    """:func:`read_sourcesum_json` on the text already read from ``path`` (e.g. sha256-verified
+    bytes, decoded)."""
     try:
         rows = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -64,7 +70,7 @@ def read_sourcesum_json(path: Path, field: str) -> LoadedScores:
         raise ScoreFileError(f"{path}: expected a JSON list of pairs")
     scores: dict[str, list[float]] = {}
     sentences: dict[str, list[str]] = {}
-    replaced = 0
+    replaced = all_nan = 0
     for position, row in enumerate(rows):
         pair_id = row.get("id") if isinstance(row, dict) else None
         if not isinstance(pair_id, str) or not pair_id:
@@ -72,6 +78,7 @@ def read_sourcesum_json(path: Path, field: str) -> LoadedScores:
         if not isinstance(row.get("annotations"), list):
             raise ScoreFileError(f"{path}: pair {pair_id}: 'annotations' is not a list")
         values = []
+        replaced_before = replaced
         for i, ann in enumerate(row["annotations"]):
             if not isinstance(ann, dict):
                 raise ScoreFileError(f"{path}: pair {pair_id}: annotation {i} is not an object")
@@ -93,11 +100,12 @@ def read_sourcesum_json(path: Path, field: str) -> LoadedScores:
             elif math.isinf(value):
                 raise ScoreFileError(f"{path}: pair {pair_id}: sentence {i} score is infinite")
             values.append(value)
+        all_nan += bool(values) and replaced - replaced_before == len(values)
         if pair_id in scores:
             raise ScoreFileError(f"{path}: pair {pair_id} appears twice")
         scores[pair_id] = values
         sentences[pair_id] = [str(a.get("sentence", "")) for a in row["annotations"]]
-    return LoadedScores(Path(path), scores, replaced, sentences)
+    return LoadedScores(Path(path), scores, replaced, sentences, all_nan)
 
 
 _DOCNO = re.compile(r"(\d+)$")
@@ -107,6 +115,7 @@ def read_trec_run(path: Path) -> LoadedScores:
     """Scores from a TREC run file (see the module docstring); NaN -> 0 (counted)."""
     lines = read_text(path).splitlines()
     cells: dict[str, dict[int, float]] = {}
+    nan_cells: dict[str, int] = {}
     replaced = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -121,6 +130,7 @@ def read_trec_run(path: Path) -> LoadedScores:
             raise ScoreFileError(f"{path}:{number}: score {parts[4]!r} is not a number") from None
         if math.isnan(value):
             value, replaced = 0.0, replaced + 1
+            nan_cells[parts[0]] = nan_cells.get(parts[0], 0) + 1
         elif math.isinf(value):
             raise ScoreFileError(f"{path}:{number}: pair {parts[0]}: infinite score")
         index = int(match.group(1))
@@ -134,7 +144,8 @@ def read_trec_run(path: Path) -> LoadedScores:
                 f"{path}: pair {pair_id}: sentence indices {sorted(by_index)} are not 0..n-1"
             )
         scores[pair_id] = [by_index[i] for i in range(len(by_index))]
-    return LoadedScores(Path(path), scores, replaced)
+    all_nan = sum(1 for pair_id, count in nan_cells.items() if count == len(scores[pair_id]))
+    return LoadedScores(Path(path), scores, replaced, all_nan_pairs=all_nan)
 
 
 def infer_split(loaded: LoadedScores) -> Split:

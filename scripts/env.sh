@@ -7,4 +7,9 @@ if [ -z "${SOURCESUM_DATA_DIR:-}" ] && [ -d ../shared/sourcesum ]; then
   SOURCESUM_DATA_DIR="$(cd ../shared/sourcesum && pwd)"
   export SOURCESUM_DATA_DIR
 fi
+# Likewise for the paper's published per-sentence outputs (never committed).
+if [ -z "${SOURCESUM_PUBLISHED_DIR:-}" ] && [ -d ../shared/sourcesum-published ]; then
+  SOURCESUM_PUBLISHED_DIR="$(cd ../shared/sourcesum-published && pwd)"
+  export SOURCESUM_PUBLISHED_DIR
+fi
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false

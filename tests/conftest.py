@@ -1,4 +1,5 @@
-"""Shared fixtures: real SourceSum data (from $SOURCESUM_DATA_DIR or ../shared/sourcesum) and a
+"""Shared fixtures: real SourceSum data (from $SOURCESUM_DATA_DIR or ../shared/sourcesum), the
+paper's published outputs ($SOURCESUM_PUBLISHED_DIR or ../shared/sourcesum-published) and a
 temporary score store per test."""
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ import pytest
 
 from sourcesum.paths import PROJECT_ROOT
 
-if not os.environ.get("SOURCESUM_DATA_DIR"):
-    shared = PROJECT_ROOT.parent / "shared" / "sourcesum"
-    if shared.is_dir():
-        os.environ["SOURCESUM_DATA_DIR"] = str(shared)
+for variable, folder in (("SOURCESUM_DATA_DIR", "sourcesum"), ("SOURCESUM_PUBLISHED_DIR", "sourcesum-published")):
+    shared = PROJECT_ROOT.parent / "shared" / folder
+    if not os.environ.get(variable) and shared.is_dir():
+        os.environ[variable] = str(shared)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 

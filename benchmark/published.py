@@ -1,0 +1,150 @@
+"""The paper's published system outputs, re-scored here as leaderboard rows.
+
+Suhara & Alikaniotis (2024) published the per-sentence scores of their 8 methods
+(``outputs/<split>__<method>.json`` in ``suhara/sourcesum``: the split's own JSON with one
+numeric field per annotation, named after the method) and the two prompt templates of their
+prompted-LLM method (``data/gpt_prompt_v1.txt``, ``_v2``). The manifest's ``published`` section
+pins every file by sha256 and commit. A file is found like a split (:mod:`sourcesum.data`):
+
+1. ``$SOURCESUM_PUBLISHED_DIR/<file>`` (``scripts/env.sh`` and the tests point it at
+   ``../shared/sourcesum-published`` when that folder exists),
+2. ``data/published/<file>`` (earlier downloads; git-ignored),
+3. download from the pinned URL into ``data/published/``,
+
+and the bytes parsed are the bytes checked against the sha256. The files are never committed.
+
+Each file becomes an in-memory :class:`~sourcesum.store.ScoreEntry` (ranker
+``published:<method>``, label e.g. ``published: perplexity gain (PEGASUS)``), so published rows
+get the same evaluation, CIs, significance tests, tie report, ``compare`` and ``show`` as any
+ranker. NaN scores are replaced by 0, as the paper did, and counted (sentences, and pairs all of
+whose sentences were NaN: every sentence of such a pair ties).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import ClassVar
+
+from sourcesum import paths
+from sourcesum.data import PinnedFile, load_split, manifest, read_verified_file
+from sourcesum.errors import UnknownNameError
+from sourcesum.scorefiles import check_against_split, parse_sourcesum_json
+from sourcesum.store import ScoreEntry
+
+RANKER_PREFIX = "published:"
+
+
+@dataclass(frozen=True)
+class PublishedFile(PinnedFile):
+    """One file of the manifest's ``published`` section."""
+
+    kind: ClassVar[str] = "published file"
+    env_var: ClassVar[str] = "SOURCESUM_PUBLISHED_DIR"
+
+    def download_dir(self) -> Path:
+        return paths.PUBLISHED_DIR
+
+
+@dataclass(frozen=True)
+class PublishedMethod:
+    """One of the paper's methods: its output field, row label, model and reported numbers."""
+
+    key: str
+    label: str
+    model: str | None
+    description: str
+    reported: dict[str, tuple[float, float]]
+    """split -> (NDCG, MAP) as printed in the paper's main table (4 decimals)."""
+
+    @property
+    def ranker(self) -> str:
+        """The row's ranker name, e.g. ``published:perplexity``."""
+        return RANKER_PREFIX + self.key
+
+    @property
+    def splits(self) -> list[str]:
+        return list(self.reported)
+
+
+@dataclass(frozen=True)
+class PublishedOutput:
+    """A verified published file read as a score-store entry, with its NaN counts."""
+
+    method: PublishedMethod
+    entry: ScoreEntry
+    path: Path
+    nan_replaced: int
+    all_nan_pairs: int
+
+
+def _section() -> dict:
+    return manifest()["published"]
+
+
+def published_methods() -> list[PublishedMethod]:
+    """The paper's methods in the manifest's order."""
+    return [
+        PublishedMethod(key, m["label"], m["model"], m["description"],
+                        {s: (v[0], v[1]) for s, v in m["reported"].items()})
+        for key, m in _section()["methods"].items()
+    ]
+
+
+def published_method(key: str) -> PublishedMethod:
+    """The method whose output field (or ranker name ``published:<field>``) is ``key``."""
+    key = key.removeprefix(RANKER_PREFIX)
+    for method in published_methods():
+        if method.key == key:
+            return method
+    raise UnknownNameError(
+        f"unknown published method {key!r}; choose from {', '.join(m.key for m in published_methods())}"
+    )
+
+
+def published_file(file: str) -> PublishedFile:
+    """The pinned file ``file`` (e.g. ``xsum_pegasus__rouge1.json`` or ``gpt_prompt_v2.txt``)."""
+    section = _section()
+    entry = section["files"].get(file)
+    if entry is None:
+        raise UnknownNameError(f"no published file {file!r} in the manifest")
+    url = section["url_template"].format(commit=section["commit"], path=entry["path"])
+    return PublishedFile(name=file, file=file, sha256=entry["sha256"], url=url)
+
+
+def read_prompt(version: str) -> str:
+    """The verified text of the paper's prompt template ``v1`` or ``v2``."""
+    _, payload = read_verified_file(published_file(f"gpt_prompt_{version}.txt"))
+    return payload.decode("utf-8")
+
+
+@cache
+def load_published(split: str, key: str) -> PublishedOutput:
+    """The verified output of method ``key`` on ``split`` as an in-memory store entry."""
+    method = published_method(key)
+    if split not in method.reported:
+        raise UnknownNameError(
+            f"the paper published no {method.key} output for split {split!r}; it has {', '.join(method.splits)}"
+        )
+    info = published_file(f"{split}__{method.key}.json")
+    path, payload = read_verified_file(info)
+    loaded = parse_sourcesum_json(payload.decode("utf-8"), path, method.key)
+    data = load_split(split)
+    check_against_split(loaded, data)
+    entry = ScoreEntry(
+        ranker=method.ranker,
+        version=_section()["commit"][:10],
+        params={},
+        label=method.label,
+        split=split,
+        data_sha256=data.sha256,
+        n_pairs=len(data),
+        scores=loaded.scores,
+    )
+    return PublishedOutput(method, entry, path, loaded.nan_replaced, loaded.all_nan_pairs)
+
+
+def published_outputs(splits: list[str]) -> list[PublishedOutput]:
+    """Every published output on the given splits, method by method (manifest order)."""
+    return [load_published(split, m.key) for m in published_methods() for split in splits if split in m.reported]
