@@ -76,7 +76,9 @@ def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measure
             print(f"note: {record[system_key]} on {record['split']}: measure undefined (no relevant "
                   f"sentence) on {record['undefined']} pairs, left out of the mean")
         if record.get("nan_replaced"):
-            print(f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']}")
+            print(f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']} (as the "
+                  f"paper did); in {record.get('all_nan_pairs', 0)} pairs every score was NaN, so all "
+                  "their sentences tie")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -172,6 +174,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     evaluation.nan_replaced = loaded.nan_replaced
     record = evaluation.summary(system_key="field")
     record["nan_replaced"] = loaded.nan_replaced
+    record["all_nan_pairs"] = loaded.all_nan_pairs
     _emit([record], args.json, "field", measures)
     return 0
 

@@ -1,47 +1,175 @@
-"""The human reference row: how well one annotator's votes predict the other annotators'.
+"""Human agreement: annotators and rankers scored against the same held-out-annotator references.
 
-Definition (leave-one-annotator-out). A pair annotated by ``k >= 2`` annotators (the same ``k``
-for all its sentences; the few CNN/DM pairs whose sentences have different numbers of votes are
-left out) is scored ``k`` times: annotator ``a``'s 0/1 votes are the ranking scores (so ties are
-massive and averaged, as for any ranker), and the relevance comes from the *other* ``k - 1``
-annotators by the benchmark's own rules: graded = their number of 1-votes (nDCG), binary = at
-least ``min(2, k - 1)`` of them voted 1 (AP). The pair's value is the mean over the ``k``
-held-out annotators of the defined values; split means are over pairs, as for rankers.
+Definition (leave-one-annotator-out). A pair whose sentences all carry votes from the same
+``k >= 2`` annotators yields ``k`` *references*, one per held-out annotator ``a``: the votes of
+the other ``k - 1`` annotators, read by the benchmark's rules: graded = their number of 1-votes
+(nDCG), binary = at least ``min(2, k - 1)`` of them voted 1 (AP). Against each reference:
+
+* the **human** system is annotator ``a``'s own 0/1 votes used as scores (two tie groups);
+* a **ranker** is its usual scores (the same for every ``a``).
+
+A measure's value on a pair is the mean over the pair's references on which it is defined;
+split means are over pairs, as everywhere else. So the question answered is: does the ranker
+agree with the other annotators as well as one more annotator does?
+
+Edge cases, all counted by :func:`coverage`:
+
+* pairs with one annotator have no reference and are left out;
+* pairs whose sentences have different numbers of votes (6 on CNN/DM-PEGASUS, 4 on
+  CNN/DM-Reference) cannot be split by annotator and are left out;
+* with ``k = 2`` the reference is a single annotator and the binary threshold is 1 vote
+  (instead of the benchmark's 2), so those pairs are easier to be "relevant" in;
+* a reference with no relevant sentence (no 1-vote at all; or, for AP, none reaching the
+  threshold) leaves the measure undefined for that reference: it is skipped, and a pair whose
+  references are all undefined is left out of that measure's mean.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from sourcesum.data import BINARY_MIN_VOTES, Split
-from sourcesum.measures import DEFAULT_MEASURES, Measure
-from sourcesum.metrics import Ranking
+from sourcesum.evaluation import ordered_scores
+from sourcesum.measures import Measure
+from sourcesum.metrics import Ranking, pad
 
-HUMAN_LABEL = "human (leave-one-annotator-out)"
+HUMAN_LABEL = "human (held-out annotator's votes)"
+ALPHA = 0.05
 
 
-def human_per_pair(split: Split, measures: tuple[Measure, ...] = DEFAULT_MEASURES) -> pd.DataFrame:
-    """Per-pair values of the human row (NaN for pairs it does not cover)."""
-    rows: dict[str, dict[str, float]] = {}
-    for pair in split:
+@dataclass
+class HumanAgreement:
+    """The human-agreement table: per (system label, split) the per-pair agreement values, and
+    once statistics are added, CIs and Holm-adjusted p-values against the human."""
+
+    measures: tuple[Measure, ...]
+    labels: list[str] = field(default_factory=list)
+    """The human first, then the compared rows."""
+    per_pair: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
+    coverage: dict[str, dict[str, object]] = field(default_factory=dict)
+    ci: dict[tuple[str, str, Measure], tuple[float, float]] = field(default_factory=dict)
+    p_vs_human: dict[tuple[str, str, Measure], float] = field(default_factory=dict)
+
+    def mean(self, label: str, split: str, measure: Measure) -> float:
+        frame = self.per_pair.get((label, split))
+        if frame is None or not np.isfinite(frame[measure.name].to_numpy()).any():
+            return float("nan")
+        return float(np.nanmean(frame[measure.name].to_numpy()))
+
+    def versus_human(self, label: str, split: str, measure: Measure) -> int:
+        """+1 / -1 if ``label`` is significantly above / below the human (Holm-adjusted p <
+        ALPHA), 0 if not significantly different or untested."""
+        p = self.p_vs_human.get((label, split, measure))
+        if p is None or p >= ALPHA:
+            return 0
+        return 1 if self.mean(label, split, measure) > self.mean(HUMAN_LABEL, split, measure) else -1
+
+    def is_ceiling(self, split: str, measure: Measure) -> bool:
+        """The human is a ceiling in a column when every compared row is significantly below it."""
+        others = [label for label in self.labels[1:] if (label, split) in self.per_pair]
+        return bool(others) and all(self.versus_human(label, split, measure) == -1 for label in others)
+
+
+@dataclass(frozen=True)
+class References:
+    """The held-out-annotator references of a split, one row per (pair, held-out annotator)."""
+
+    split: Split
+    pair_index: np.ndarray
+    """Per reference row, the index of its pair in ``split.pairs``."""
+    held_out: np.ndarray
+    """Per reference row, the held-out annotator (column of the pair's votes)."""
+    graded: np.ndarray
+    binary: np.ndarray
+    mask: np.ndarray
+    human_scores: np.ndarray
+    annotators: np.ndarray
+    """Per pair of the split: ``k`` if all its sentences have ``k`` votes, else -1."""
+
+
+@cache
+def references(split: Split) -> References:
+    """Build the references of ``split`` (memoised; the votes never change)."""
+    pair_index, held_out, graded, binary, human = [], [], [], [], []
+    annotators = np.full(len(split), -1)
+    for index, pair in enumerate(split):
         sizes = {len(v) for v in pair.votes}
-        if len(sizes) != 1 or min(sizes) < 2:
-            rows[pair.id] = {m.name: float("nan") for m in measures}
+        if len(sizes) != 1:
             continue
         votes = np.array(pair.votes, dtype=float)  # (sentences, k)
         k = votes.shape[1]
-        scores = votes.T                            # annotator a's votes as scores
-        others = votes.sum(axis=1)[None, :] - scores
-        binary = (others >= min(BINARY_MIN_VOTES, k - 1)).astype(float)
-        mask = np.ones_like(scores, dtype=bool)
-        ranking = Ranking.from_scores(scores, mask)
-        values = {}
-        for measure in measures:
-            relevance = others if measure.relevance == "graded" else binary
-            per_annotator = measure.compute(ranking, relevance)
-            values[measure.name] = float(np.nanmean(per_annotator)) if np.isfinite(per_annotator).any() else float("nan")
-        rows[pair.id] = values
-    frame = pd.DataFrame.from_dict(rows, orient="index")[[m.name for m in measures]]
-    frame.index.name = "pair_id"
+        annotators[index] = k
+        if k < 2:
+            continue
+        total = votes.sum(axis=1)
+        for a in range(k):
+            others = total - votes[:, a]
+            pair_index.append(index)
+            held_out.append(a)
+            graded.append(others)
+            binary.append((others >= min(BINARY_MIN_VOTES, k - 1)).astype(float))
+            human.append(votes[:, a])
+    graded_arr, mask = pad(graded)
+    return References(
+        split=split,
+        pair_index=np.array(pair_index, dtype=int),
+        held_out=np.array(held_out, dtype=int),
+        graded=graded_arr,
+        binary=pad(binary)[0],
+        mask=mask,
+        human_scores=pad(human)[0],
+        annotators=annotators,
+    )
+
+
+def agreement_per_pair(split: Split, scores: Mapping[str, Sequence[float]] | None,
+                       measures: Sequence[Measure], source: str = "scores") -> pd.DataFrame:
+    """Per-pair values of ``measures`` against the held-out references (NaN where a pair is
+    left out or every reference is undefined); ``scores=None`` scores the held-out annotator."""
+    refs = references(split)
+    if scores is None:
+        values = refs.human_scores
+    else:
+        rows, _ = pad(ordered_scores(split, scores, source))
+        values = rows[refs.pair_index, : refs.mask.shape[1]] if len(refs.pair_index) else rows[:0]
+    ranking = Ranking.from_scores(values, refs.mask)
+    columns = {}
+    for measure in measures:
+        relevance = refs.graded if measure.relevance == "graded" else refs.binary
+        per_reference = measure.compute(ranking, relevance)
+        defined = np.isfinite(per_reference)
+        sums = np.bincount(refs.pair_index[defined], weights=per_reference[defined], minlength=len(split))
+        counts = np.bincount(refs.pair_index[defined], minlength=len(split))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            columns[measure.name] = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    frame = pd.DataFrame(columns, index=pd.Index([p.id for p in split], name="pair_id"))
+    frame.attrs["measures"] = list(measures)
     return frame
+
+
+def coverage(split: Split, measures: Sequence[Measure]) -> dict[str, object]:
+    """Counts of every edge case of the definition on ``split`` (see the module docstring)."""
+    refs = references(split)
+    k = refs.annotators
+    report: dict[str, object] = {
+        "pairs": len(split),
+        "pairs_one_annotator": int((k == 1).sum()),
+        "pairs_mixed_annotator_counts": int((k == -1).sum()),
+        "pairs_two_annotators": int((k == 2).sum()),
+        "pairs_three_or_more": int((k >= 3).sum()),
+        "references": int(len(refs.pair_index)),
+        "references_without_relevant": {},
+        "pairs_left_out": {},
+    }
+    human = agreement_per_pair(split, None, measures)
+    for measure in measures:
+        relevance = refs.graded if measure.relevance == "graded" else refs.binary
+        empty = int((np.where(refs.mask, relevance, 0).sum(axis=1) == 0).sum())
+        report["references_without_relevant"][measure.name] = empty  # type: ignore[index]
+        report["pairs_left_out"][measure.name] = int(human[measure.name].isna().sum())  # type: ignore[index]
+    return report

@@ -17,7 +17,7 @@ def render_png(board: Leaderboard) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = board.ranked_rows + board.reference_rows
+    rows = board.ranked_rows + board.published_rows + board.reference_rows
     labels = [r.label for r in rows]
     fig, axes = plt.subplots(1, len(board.splits), figsize=(4.2 * len(board.splits), 0.38 * len(rows) + 1.6),
                              sharey=True)

@@ -13,14 +13,20 @@ import math
 from typing import Any, Sequence
 
 from sourcesum import __version__
-from sourcesum.data import manifest, split_info
-from sourcesum.human import HUMAN_LABEL
-from sourcesum.leaderboard import ALPHA, LEADERBOARD_MEASURES, Leaderboard, Row
-from sourcesum.measures import AP, NDCG, Measure
-from sourcesum.paths import DATA_ROOT
+from sourcesum.data import manifest
+from sourcesum.human import HUMAN_LABEL, HumanAgreement
+from sourcesum.leaderboard import ALPHA, Leaderboard, Row
+from sourcesum.measures import AP, EXPECTED_AP, NDCG, Measure
+from sourcesum.published import published_methods
+from sourcesum.ties import TIE_RULES
 
-COLUMN_NAMES = {NDCG: "NDCG", AP: "MAP"}
+COLUMN_NAMES = {NDCG: "NDCG", AP: "MAP", EXPECTED_AP: "MAP (ties expected)"}
 PLOT_NAME = "leaderboard.png"
+
+
+def column_name(measure: Measure) -> str:
+    """``NDCG``, ``MAP``, ``MAP (ties expected)``, else the measure's canonical name."""
+    return COLUMN_NAMES.get(measure, measure.name)
 
 
 def fmt(value: float | None, digits: int = 4) -> str:
@@ -39,13 +45,16 @@ def format_table(records: Sequence[dict[str, Any]], columns: Sequence[str]) -> s
 
 def _columns(board: Leaderboard) -> list[tuple[str, str | None, Measure]]:
     """(header, split or None for the average, measure) for every numeric column."""
-    columns = [(f"{s.title} {COLUMN_NAMES[m]}", s.name, m) for s in board.splits for m in LEADERBOARD_MEASURES]
-    columns += [(f"Avg {COLUMN_NAMES[m]}", None, m) for m in LEADERBOARD_MEASURES]
+    columns = [(f"{s.title} {column_name(m)}", s.name, m) for s in board.splits for m in board.measures]
+    columns += [(f"Avg {column_name(m)}", None, m) for m in board.measures]
     return columns
 
 
 def records(board: Leaderboard) -> list[dict[str, Any]]:
-    """One flat record per (row, split): means, CIs, p vs best, ties; for JSON output."""
+    """One flat record per (row, split): means, CIs, p vs best and vs lead, ties, NaN counts of
+    published outputs; for JSON output."""
+    from sourcesum.evaluation import result_key
+
     out = []
     for row in board.rows:
         for split in board.splits:
@@ -55,32 +64,55 @@ def records(board: Leaderboard) -> list[dict[str, Any]]:
             record = evaluation.summary()
             record["ranker"] = row.label
             record["reference"] = row.reference
-            for measure in LEADERBOARD_MEASURES:
-                key = "ndcg" if measure == NDCG else "map"
+            record["published"] = row.published
+            for measure in board.measures:
+                key = result_key(measure)
                 if (split.name, measure) in row.ci:
                     record[f"{key}_ci"] = list(row.ci[(split.name, measure)])
                 if (split.name, measure) in row.p_vs_best:
                     record[f"{key}_p_vs_best"] = row.p_vs_best[(split.name, measure)]
+                if (split.name, measure) in row.p_vs_lead:
+                    record[f"{key}_p_vs_lead"] = row.p_vs_lead[(split.name, measure)]
             if split.name in row.ties:
                 record["ties"] = row.ties[split.name]
+            if split.name in row.nan_replaced:
+                record["nan_replaced"], record["all_nan_pairs"] = row.nan_replaced[split.name]
             out.append(record)
     return out
 
 
+def human_records(table: HumanAgreement) -> dict[str, Any]:
+    """The human-agreement table for JSON: coverage per split, then one record per cell."""
+    cells = []
+    for (label, split), _ in table.per_pair.items():
+        for measure in table.measures:
+            cell: dict[str, Any] = {"system": label, "split": split, "measure": measure.name,
+                                    "mean": table.mean(label, split, measure)}
+            if (label, split, measure) in table.ci:
+                cell["ci"] = list(table.ci[(label, split, measure)])
+            if (label, split, measure) in table.p_vs_human:
+                cell["p_vs_human"] = table.p_vs_human[(label, split, measure)]
+            cells.append(cell)
+    return {"coverage": table.coverage, "results": cells}
+
+
 def render_json(board: Leaderboard) -> str:
-    return json.dumps({"version": __version__, "results": records(board)}, indent=2) + "\n"
+    payload: dict[str, Any] = {"version": __version__, "results": records(board)}
+    if board.human is not None:
+        payload["human_agreement"] = human_records(board.human)
+    return json.dumps(payload, indent=2) + "\n"
 
 
 def render_csv(board: Leaderboard) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     columns = _columns(board)
-    header = ["ranker", "reference"]
+    header = ["ranker", "reference", "published"]
     for name, _, _ in columns:
         header += [name, f"{name} CI low", f"{name} CI high"]
     writer.writerow(header)
     for row in board.rows:
-        cells: list[Any] = [row.label, row.reference]
+        cells: list[Any] = [row.label, row.reference, row.published]
         for _, split, measure in columns:
             low, high = row.ci.get((split, measure), (float("nan"), float("nan")))
             cells += [repr(row.value(split, measure)), repr(low), repr(high)]
@@ -89,8 +121,9 @@ def render_csv(board: Leaderboard) -> str:
 
 
 def cell_mark(board: Leaderboard, row: Row, split: str | None, measure: Measure) -> str:
-    """``"best"`` (the column's best ranked row), ``"tied"`` (not significantly worse than the
-    best, split columns only) or ``""``; reference rows and missing values are never marked."""
+    """``"best"`` (the column's best competing row: ranker or published system), ``"tied"`` (not
+    significantly worse than the best, split columns only) or ``""``; reference rows and missing
+    values are never marked."""
     if row.reference or not math.isfinite(row.value(split, measure)):
         return ""
     if board.best.get((split, measure)) == row.label:
@@ -126,62 +159,169 @@ def _markdown_table(board: Leaderboard, rows: list[Row]) -> list[str]:
     return lines
 
 
+_TIE_COLUMN = {"pessimistic": "worst-first", "expected": "expected", "optimistic": "best-first"}
+
+
+def _tie_columns(board: Leaderboard) -> list[tuple[str, Measure, str]]:
+    """(header, measure, rule) for the Ties table: worst-first, the default (named by what it
+    is), the expectation when it differs from the default, best-first."""
+    columns = []
+    for measure in board.measures:
+        expectation = measure.expectation
+        for rule in TIE_RULES:
+            if rule == "default":
+                what = ("expected" if expectation == measure
+                        else "block, scikit-learn" if measure.family == "AP" else "fractional ranks")
+                columns.append((f"{column_name(measure)} {what} (default)", measure, rule))
+            elif rule == "expected":
+                if expectation is not None and expectation != measure:
+                    columns.append((f"{column_name(measure)} expected", measure, rule))
+            else:
+                columns.append((f"{column_name(measure)} {_TIE_COLUMN[rule]}", measure, rule))
+    return columns
+
+
 def _ties_table(board: Leaderboard) -> list[str]:
+    columns = _tie_columns(board)
     lines = [
-        "| Ranker | Split | Pairs with ties | Sentences tied | NDCG pessimistic / averaged / optimistic | MAP pessimistic / averaged / optimistic |",
-        "|---|---|---:|---:|---:|---:|",
+        "| Ranker | Split | Pairs with ties | Sentences tied | " + " | ".join(c[0] for c in columns) + " |",
+        "|---|---|---:|---:|" + "---:|" * len(columns),
     ]
-    for row in board.ranked_rows + [r for r in board.reference_rows if r.ties]:
+    for row in board.ranked_rows + board.published_rows + [r for r in board.reference_rows if r.ties]:
         for split in board.splits:
             report = row.ties.get(split.name)
             if report is None:
                 continue
-            bounds = [
-                " / ".join(fmt(report[m.name][k]) for k in ("pessimistic", "average", "optimistic"))
-                for m in LEADERBOARD_MEASURES
-            ]
+            cells = [fmt(report[m.name].get(rule)) for _, m, rule in columns]
             lines.append(
                 f"| {row.label} | {split.title} | {report['pairs_with_ties']:.1%} | "
-                f"{report['sentences_tied']:.1%} | {bounds[0]} | {bounds[1]} |"
+                f"{report['sentences_tied']:.1%} | " + " | ".join(cells) + " |"
             )
     return lines
 
 
-def paper_table() -> tuple[list[str], list[tuple[str, list[tuple[float | None, float | None]]]]]:
-    """The paper's reported numbers (``data/paper_results.json``, not recomputed): split titles,
-    then ``(method, [(NDCG, MAP) per split])`` rows (``None`` where the paper has no number)."""
-    paper = json.loads((DATA_ROOT / "paper_results.json").read_text())
-    titles = [split_info(s).title for s in paper["splits"]]
-    return titles, [(row["method"], list(zip(row["ndcg"], row["map"], strict=True))) for row in paper["rows"]]
-
-
-def paper_cell(ndcg: float | None, ap: float | None) -> str:
-    """``"NDCG / MAP"`` as the paper table prints it, ``-`` when the paper has no number."""
-    return f"{fmt(ndcg)} / {fmt(ap)}" if ndcg is not None else "-"
-
-
-def _paper_table() -> list[str]:
-    titles, rows = paper_table()
-    lines = ["| Method | " + " | ".join(f"{t} NDCG / MAP" for t in titles) + " |"]
-    lines.append("|---|" + "---:|" * len(titles))
-    lines += [
-        f"| {method} | " + " | ".join(paper_cell(n, m) for n, m in cells) + " |" for method, cells in rows
+def _lead_note(board: Leaderboard) -> list[str]:
+    """Which competing rows are significantly better than ``lead``, per split and measure."""
+    lead = board.lead
+    if lead is None or not lead.p_vs_lead and not any(r.p_vs_lead for r in board.competing_rows):
+        return []
+    lines = [
+        "- **Against `lead`**: rows significantly better than `lead` (two-sided paired "
+        "randomization test, 10,000 document-level sign flips, Holm-corrected across all rankers "
+        f"and published systems compared with `lead` in the column, adjusted p < {ALPHA}, higher "
+        "mean), per column:"
     ]
+    for split in board.splits:
+        for measure in board.measures:
+            family = [r for r in board.competing_rows if (split.name, measure) in r.p_vs_lead]
+            if not family:
+                continue
+            better = board.better_than_lead(split.name, measure)
+            others = [r for r in family if r not in better]
+            if len(better) > len(family) / 2:
+                text = f"all {len(family)} but " + (", ".join(f"`{r.label}`" for r in others) or "none")
+            else:
+                text = f"{len(better)} of {len(family)}" + (": " + ", ".join(f"`{r.label}`" for r in better) if better else "")
+            lines.append(f"  - {split.title} {column_name(measure)}: {text}.")
     return lines
 
 
-def _lead_note(board: Leaderboard) -> str:
-    lead = next((r for r in board.rows if r.label == "lead"), None)
-    if lead is None:
-        return ""
-    xsum = [s.name for s in board.splits if s.name.startswith("xsum")]
-    beat = [
-        r.label for r in board.ranked_rows
-        if r is not lead and all(r.mean(s, m) > lead.mean(s, m) for s in xsum for m in LEADERBOARD_MEASURES)
+def _published_note(board: Leaderboard) -> list[str]:
+    """What the published rows are, which models they used, and their NaN replacements."""
+    section = manifest()["published"]
+    rows = {r.ranker: r for r in board.published_rows}
+    lines = [
+        "The paper's own per-sentence outputs (`" + section["repository"] + "`, folder `outputs/`, "
+        f"commit `{section['commit'][:10]}`, sha256-pinned in `data/manifest.json`, never committed "
+        "here), re-scored by this harness with the same measures, CIs and tests as the rankers; "
+        "bold and † are shared with the table above. A test checks that every split and method "
+        "equals the paper's printed NDCG / MAP to 4 decimals and a scikit-learn recomputation to "
+        "1e-9. The paper published cross-attention only on the two PEGASUS splits, so that row "
+        "has no Avg.",
+        "",
     ]
-    names = ", ".join(f"`{b}`" for b in beat) if beat else "none"
-    return ("- The `lead` baseline is strong on XSum. Rankers above it on both XSum splits in both "
-            f"NDCG and MAP: {names}.")
+    for method in published_methods():
+        row = rows.get(method.ranker)
+        if row is None:
+            continue
+        model = f"model: {method.model}" if method.model else "no model"
+        text = f"- `{row.label}`: {method.description} ({model})."
+        for split in board.splits:
+            replaced, all_nan = row.nan_replaced.get(split.name, (0, 0))
+            if replaced:
+                text += (f" On {split.title}, {replaced:,} NaN scores were replaced by 0 as in the "
+                         f"paper; in {all_nan} of its {len(split)} pairs every score was NaN, so all "
+                         "sentences of those pairs tie.")
+        lines.append(text)
+    return lines
+
+
+def _human_section(board: Leaderboard) -> list[str]:
+    table = board.human
+    if table is None:
+        return []
+    measures = table.measures
+    lines = [
+        "", "## Human agreement", "",
+        "Annotators and rankers scored against the same references. For each pair annotated by "
+        "k >= 2 annotators and each held-out annotator, the reference is the *other* k-1 "
+        "annotators' votes: graded = their number of 1-votes (NDCG), binary = at least "
+        "min(2, k-1) of them (MAP). "
+        f"`{HUMAN_LABEL}` scores the held-out annotator's 0/1 votes against that reference; every "
+        "other row scores its own per-sentence scores against the same reference. A pair's value "
+        "is the mean over its references, a split's over its pairs. Each cell answers: does this "
+        "system agree with the other annotators as well as one more annotator does? MAP is given "
+        "both as the paper's block AP and as the expected AP over random orderings of ties, "
+        "because an annotator's 0/1 votes form two large tie blocks. ▲ / ▼: significantly above "
+        "/ below the human (two-sided paired randomization test, 10,000 document-level sign "
+        f"flips, Holm-corrected across the column's rows, adjusted p < {ALPHA}).",
+        "",
+        "| Split | Pairs | Left out: 1 annotator | Left out: annotator count differs across "
+        "sentences | k = 2 (reference = 1 annotator, binary at 1 vote) | k >= 3 | References | "
+        "References with no relevant sentence | Pairs with no defined reference |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for split in board.splits:
+        c = table.coverage[split.name]
+        empty = " / ".join(f"{column_name(m)} {c['references_without_relevant'][m.name]}" for m in measures)
+        left = " / ".join(f"{column_name(m)} {c['pairs_left_out'][m.name]}" for m in measures)
+        lines.append(
+            f"| {split.title} | {c['pairs']} | {c['pairs_one_annotator']} | "
+            f"{c['pairs_mixed_annotator_counts']} | {c['pairs_two_annotators']} | "
+            f"{c['pairs_three_or_more']} | {c['references']} | {empty} | {left} |"
+        )
+    columns = [(split, m) for split in board.splits for m in measures]
+    ceiling = [f"{s.title} {column_name(m)}" for s, m in columns if table.is_ceiling(s.name, m)]
+    counts = []
+    for s, m in columns:
+        marks = [table.versus_human(label, s.name, m) for label in table.labels[1:] if (label, s.name) in table.per_pair]
+        counts.append(f"{marks.count(1)} ▲ / {marks.count(0)} = / {marks.count(-1)} ▼")
+    lines += [
+        "",
+        "The human row is a ceiling (every other row significantly below it) in: "
+        + (", ".join(ceiling) if ceiling else "no column")
+        + ". Elsewhere at least one row is not significantly below it (= or ▲), so it bounds "
+        "nothing there. The last line counts the rows above (▲), not significantly different "
+        "from (=) and below (▼) the human.",
+        "",
+        "| System | " + " | ".join(f"{s.title} {column_name(m)}" for s, m in columns) + " |",
+        "|---|" + "---:|" * len(columns),
+    ]
+    arrows = {1: " ▲", -1: " ▼", 0: ""}
+    for label in table.labels:
+        cells = []
+        for s, m in columns:
+            value = table.mean(label, s.name, m)
+            text = fmt(value)
+            if math.isfinite(value):
+                text += arrows[table.versus_human(label, s.name, m)] if label != HUMAN_LABEL else ""
+                if (label, s.name, m) in table.ci:
+                    low, high = table.ci[(label, s.name, m)]
+                    text += f" [{fmt(low, 3)}, {fmt(high, 3)}]"
+            cells.append(text)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("| rows ▲ / = / ▼ the human | " + " | ".join(counts) + " |")
+    return lines
 
 
 def render_markdown(board: Leaderboard) -> str:
@@ -195,47 +335,55 @@ def render_markdown(board: Leaderboard) -> str:
         "- **Relevance**: graded = number of annotators who voted the sentence a source (NDCG); "
         "binary = at least 2 such votes (MAP).",
         "- **Metrics**: full-list NDCG with linear gain and discount 1/log2(rank+1), ideal DCG "
-        "over all sentences of the pair; AP as scikit-learn's `average_precision_score`. "
-        "**Tied scores are averaged** (expected value over orderings of ties, as scikit-learn's "
-        "`ndcg_score`). Means are unweighted over the pairs of a split; Avg is the mean of the "
-        "four splits.",
+        "over all sentences of the pair; AP as scikit-learn's `average_precision_score` (the "
+        "paper's). Means are unweighted over the pairs of a split; Avg is the mean of the four "
+        "split means.",
+        "- **Ties**: NDCG is the expected value over uniform random orderings of tied scores (as "
+        "scikit-learn's `ndcg_score`). MAP is scikit-learn's *block* AP: a block of tied "
+        "sentences enters at once, each relevant one getting the precision at the block's end. "
+        "That is not the expected AP: it is never below the worst-first value but can lie above "
+        "the expectation, and even above best-first. The [Ties](#ties) section gives worst-first, "
+        "block, the exact expected AP (`AP(ties=expected)`) and best-first.",
         "- **Statistics**: `[low, high]` is a 95% percentile bootstrap CI (10,000 resamples, "
         "seed 0) resampling *documents* (CNN/DM pairs that share a document move together; on "
-        "XSum this equals resampling pairs). **Bold**: best ranker of the column. †: not "
-        f"significantly worse than the best (paired randomization test, 10,000 document-level "
-        f"sign flips, Holm-corrected across the column's rankers, p >= {ALPHA}).",
+        "XSum this equals resampling pairs). **Bold**: best row of the column among the rankers "
+        "and the published systems (it may sit in either table). †: not significantly worse "
+        "than the best (two-sided paired randomization test, 10,000 document-level sign flips, "
+        "Holm-corrected across the column's rankers and published systems, adjusted p >= "
+        f"{ALPHA}). The Avg CI is the percentile interval of the mean of the four splits' "
+        "bootstrap means, resample by resample; every split is resampled by document from "
+        "seed 0, so the two splits of a corpus, which share their documents, draw the same "
+        "documents in each resample.",
         f"- **Data**: `{data['repository']}` at commit `{data['commit'][:10]}` (sha256-pinned); "
-        f"sourcesum-bench {__version__}. Scores are the committed files in `data/scores/`.",
+        f"sourcesum-bench {__version__}. Scores are the committed files in `data/scores/`; the "
+        "published rows are read from the paper's outputs (see [Published systems](#published-systems)).",
         "- **Regenerate**: `bash scripts/leaderboard.sh` (or `sourcesum leaderboard`); "
         f"plot: [`{PLOT_NAME}`]({PLOT_NAME}).",
     ]
-    note = _lead_note(board)
-    if note:
-        lines.append(note)
+    lines += _lead_note(board)
     lines += ["", "## Results", ""] + _markdown_table(board, board.ranked_rows)
-    lines += [
-        "", "## Reference rows", "",
-        "Not rankers, not ranked. `oracle` scores each sentence by its own votes (1.0 by "
-        f"construction: a pipeline check). `{HUMAN_LABEL}`: each annotator's 0/1 votes used as "
-        "scores and evaluated against the other annotators' votes (graded = their 1-votes; "
-        "binary = at least min(2, k-1) of the k-1 others), averaged over held-out annotators; "
-        "pairs whose sentences have different numbers of annotators are left out (6 on "
-        "CNN/DM-PEGASUS, 4 on CNN/DM-Reference). It shows how far rankers are from human agreement.",
-        "",
-    ] + _markdown_table(board, board.reference_rows)
+    if board.published_rows:
+        lines += ["", "## Published systems", ""] + _published_note(board) + [""]
+        lines += _markdown_table(board, board.published_rows)
+    if board.reference_rows:
+        lines += [
+            "", "## Reference rows", "",
+            "Not rankers, not compared. `oracle` scores each sentence by its own votes (1.0 by "
+            "construction: a pipeline check).",
+            "",
+        ] + _markdown_table(board, board.reference_rows)
+    lines += _human_section(board)
     lines += [
         "", "## Ties", "",
         "Share of pairs with at least one tied score, share of sentences tied with another "
-        "sentence of their pair, and each split mean with ties broken worst-first "
-        "(pessimistic), averaged (the default above), and best-first (optimistic).", "",
+        "sentence of their pair, and each split mean under four tie rules: worst-first "
+        "(relevant sentences last within each block of tied scores), the default used above "
+        "(NDCG: the expectation; MAP: scikit-learn's block AP), the exact expectation over "
+        "uniform random orderings of tied scores (for NDCG the default itself), and best-first. "
+        "Block AP is never below worst-first but is not the expectation: it can exceed it, and "
+        "even best-first (two relevant sentences tied last among six: block 1/3, every "
+        "ordering 4/15).", "",
     ] + _ties_table(board)
-    lines += [
-        "", "## Numbers reported in the paper (for comparison)", "",
-        "From the main results table of Suhara & Alikaniotis (2024), \"Source Identification in "
-        "Abstractive Summarization\", EACL 2024 (arXiv:2402.04677). Not recomputed here; their "
-        "BERTScore, SimCSE, PMI and model-based rows used other (larger) models than the offline "
-        "defaults above.", "",
-    ] + _paper_table()
     if board.stale:
         lines += ["", "## Skipped score files", ""] + [f"- `{s}`" for s in board.stale]
     return "\n".join(lines) + "\n"
@@ -256,11 +404,14 @@ def render_latex(board: Leaderboard, ci: bool = False) -> str:
         r"\toprule",
         " & " + " & ".join(rf"\multicolumn{{2}}{{c}}{{{_latex_escape(g)}}}" for g in groups) + r" \\",
         " ".join(rf"\cmidrule(lr){{{2 + 2 * i}-{3 + 2 * i}}}" for i in range(len(groups))),
-        "Ranker & " + " & ".join(["NDCG & MAP"] * len(groups)) + r" \\",
+        "Ranker & " + " & ".join([" & ".join(column_name(m) for m in board.measures)] * len(groups)) + r" \\",
         r"\midrule",
     ]
-    for index, row in enumerate(board.ranked_rows + board.reference_rows):
-        if index == len(board.ranked_rows):
+    groups_of_rows = [board.ranked_rows, board.published_rows, board.reference_rows]
+    ordered = [row for group in groups_of_rows for row in group]
+    breaks = {len(board.ranked_rows), len(board.ranked_rows) + len(board.published_rows)}
+    for index, row in enumerate(ordered):
+        if index in breaks and index > 0:
             lines.append(r"\midrule")
         cells = [_cell(board, row, s, m, False, (r"\textbf{", "}"), r"$^\dagger$") for _, s, m in columns]
         lines.append(_latex_escape(row.label) + " & " + " & ".join(cells) + r" \\")

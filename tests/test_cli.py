@@ -111,15 +111,19 @@ def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, t
     assert text == second.read_text()
     png = first.with_name("leaderboard.png").read_bytes()
     assert png == second.with_name("leaderboard.png").read_bytes()
-    assert "| lead | **0.8521** [" in text
+    assert "| lead | 0.8521 [" in text  # the paper's published perplexity gain is best there
+    assert "| published: perplexity gain (PEGASUS) | **0.8976** [" in text
     assert "## Reference rows" in text and "| oracle | 1.0000" in text
-    assert "Numbers reported in the paper" in text and "0.8476 / 0.6740" in text
+    assert "## Published systems" in text and "| published: ROUGE-1 | 0.8476 [" in text
     _, latex, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "latex")
     assert r"\toprule" in latex and r"\textbf{" in latex
     _, csv_text, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "csv")
-    assert csv_text.splitlines()[0].startswith("ranker,reference,XSum-PEGASUS NDCG,XSum-PEGASUS NDCG CI low")
+    assert csv_text.splitlines()[0].startswith("ranker,reference,published,XSum-PEGASUS NDCG,XSum-PEGASUS NDCG CI low")
     _, js, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "json")
-    assert len(json.loads(js)["results"]) == 16  # 3 rankers + the human row, 4 splits
+    results = json.loads(js)["results"]
+    published = [r for r in results if r["published"]]
+    assert len(results) - len(published) == 12  # 3 rankers, 4 splits
+    assert len(published) == 30  # 8 methods, 4 splits each but cross-attention (2)
 
 
 @pytest.mark.parametrize(
@@ -150,9 +154,10 @@ def test_leaderboard_shows_cis_significance_ties_and_human_row(capsys, scores_di
     out = tmp_path / "lb.md"
     assert run_cli(capsys, "leaderboard", "--all", "-o", str(out))[0] == 0
     text = out.read_text()
-    assert "| lead | **0.8521** [0." in text
+    assert "| published: perplexity gain (PEGASUS) | **0.8976** [0." in text
     assert "## Ties" in text and "| random | XSum-PEGASUS | 0.0% | 0.0% |" in text
-    assert "| human (leave-one-annotator-out) |" in text
+    assert "| MAP worst-first | MAP block, scikit-learn (default) | MAP expected | MAP best-first |" in text
+    assert "## Human agreement" in text and "| human (held-out annotator's votes) | 0." in text
     assert (tmp_path / "leaderboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     _, latex, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "latex", "--ci")
     assert r"\scriptsize[" in latex

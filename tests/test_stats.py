@@ -11,7 +11,6 @@ from scipy import stats as scipy_stats
 from sourcesum import stats
 from sourcesum.data import load_split
 from sourcesum.evaluation import evaluate
-from sourcesum.human import human_per_pair
 from sourcesum.measures import AP, NDCG
 from sourcesum.ties import tie_report, tie_shares
 from sourcesum.rankers import create_ranker
@@ -92,23 +91,38 @@ def test_ties_report_bounds_and_shares():
     constant = {p.id: [0.0] * p.n_sentences for p in split}
     report = tie_report(split, constant, "constant")
     assert report["pairs_with_ties"] == 1.0 and report["sentences_tied"] == 1.0
-    ndcg = report["nDCG"]
-    assert ndcg["pessimistic"] < ndcg["average"] < ndcg["optimistic"] == pytest.approx(1.0)
+    ndcg, ap = report["nDCG"], report["AP"]
+    assert ndcg["pessimistic"] < ndcg["default"] == ndcg["expected"] < ndcg["optimistic"] == pytest.approx(1.0)
+    assert ap["pessimistic"] < ap["expected"] < ap["optimistic"] == pytest.approx(1.0)
+    # all sentences tie, so scikit-learn's block AP is the share of relevant sentences
+    shares = [p.binary().mean() for p in split]
+    assert ap["default"] == pytest.approx(np.mean(shares), abs=1e-12)
 
 
-def test_human_row_definition_on_real_data():
-    split = load_split("cnn_pegasus")
-    frame = human_per_pair(split)
-    assert frame["nDCG"].isna().sum() == 6  # pairs with varying annotator counts are left out
-    assert 0.8 < frame["nDCG"].mean() < 1.0 and 0.6 < frame["AP"].mean() < 1.0
-    # a hand check on one pair: annotator 0's votes against the others'
-    pair = next(p for p in split if len({len(v) for v in p.votes}) == 1)
-    votes = np.array(pair.votes)
-    from sourcesum.metrics import average_precision, ndcg
+def test_batched_statistics_equal_one_call_per_vector():
+    rng = np.random.default_rng(4)
+    groups = rng.integers(0, 40, 120)
+    vectors = [rng.random(120) for _ in range(5)]
+    vectors[3][[2, 7]] = np.nan  # undefined pairs: batched only with vectors missing the same
+    base = rng.random(120)
+    each = stats.bootstrap_means_each(vectors, 500, 3, groups)
+    tests = stats.randomization_test_each(vectors, base, 500, 3, groups)
+    for vector, means, p in zip(vectors, each, tests):
+        assert np.array_equal(means, stats.bootstrap_means(vector, 500, 3, groups)[0])
+        assert p == stats.randomization_test(vector, base, 500, 3, groups)
 
-    k = votes.shape[1]
-    expected = np.nanmean([ndcg(votes.sum(1) - votes[:, a], votes[:, a]) for a in range(k)])
-    assert frame.loc[pair.id, "nDCG"] == pytest.approx(expected, abs=1e-12)
-    aps = [average_precision(((votes.sum(1) - votes[:, a]) >= min(2, k - 1)).astype(float), votes[:, a])
-           for a in range(k)]
-    assert frame.loc[pair.id, "AP"] == pytest.approx(np.nanmean(aps), abs=1e-12)
+
+def test_the_two_splits_of_a_corpus_draw_the_same_documents():
+    """The Avg CI claim: each split is resampled by document from the same seed, so the splits
+    of one corpus (same documents) draw the same documents in every resample."""
+    for first, second in (("xsum_pegasus", "xsum_reference"), ("cnn_pegasus", "cnn_reference")):
+        a, b = load_split(first), load_split(second)
+        documents = sorted({p.document_key for p in a})
+        assert documents == sorted({p.document_key for p in b})
+
+        def drawn(split):
+            keys = [p.document_key for p in split]
+            indicators = np.array([[float(k == d) for k in keys] for d in documents])
+            return stats.bootstrap_means(indicators, 300, stats.DEFAULT_SEED, keys) > 0
+
+        assert np.array_equal(drawn(a), drawn(b))

@@ -1,0 +1,169 @@
+"""The paper's published outputs: located and verified like the data, re-scored as board rows."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, ndcg_score
+
+from sourcesum import data, paths, published, stats
+from sourcesum.cli import main
+from sourcesum.data import load_split, main_splits
+from sourcesum.errors import DataError, SourceSumError, UnknownNameError
+from sourcesum.evaluation import evaluate
+from sourcesum.leaderboard import ALPHA, collect, document_groups, read_declaration
+from sourcesum.measures import AP, NDCG
+from sourcesum.published import load_published, published_file, published_methods, read_prompt
+from sourcesum.store import ScoreStore
+
+CELLS = [(m, s) for m in published_methods() for s in m.reported]
+
+
+def test_manifest_pins_thirty_outputs_and_two_prompts():
+    files = published._section()["files"]
+    assert len(CELLS) == 30 == sum(f.endswith(".json") for f in files)
+    assert {f"{s}__{m.key}.json" for m, s in CELLS} == {f for f in files if f.endswith(".json")}
+    info = published_file("xsum_pegasus__perplexity.json")
+    assert info.url.startswith("https://raw.githubusercontent.com/suhara/sourcesum/ba7043a")
+    assert info.url.endswith("/outputs/xsum_pegasus__perplexity.json")
+    assert published_file("gpt_prompt_v2.txt").url.endswith("/data/gpt_prompt_v2.txt")
+
+
+@pytest.mark.parametrize("method,split", CELLS, ids=[f"{s}-{m.key}" for m, s in CELLS])
+def test_cell_equals_the_paper_and_scikit_learn(method, split):
+    output = load_published(split, method.key)
+    evaluation = evaluate(load_split(split), output.entry.scores, method.label)
+    reported_ndcg, reported_map = method.reported[split]
+    assert abs(evaluation.mean(NDCG) - reported_ndcg) <= 5e-5 + 1e-12  # equal to 4 decimals
+    assert abs(evaluation.mean(AP) - reported_map) <= 5e-5 + 1e-12
+    # scikit-learn on the raw file, NaN -> 0 as the paper did
+    rows = json.loads(output.path.read_bytes())
+    ndcgs, aps = [], []
+    for row in rows:
+        scores = [0.0 if math.isnan(a[method.key]) else a[method.key] for a in row["annotations"]]
+        graded = [sum(a["label"]) for a in row["annotations"]]
+        ndcgs.append(ndcg_score([graded], [scores]))
+        aps.append(average_precision_score([int(g >= 2) for g in graded], scores))
+    assert abs(evaluation.mean(NDCG) - np.mean(ndcgs)) <= 1e-9
+    assert abs(evaluation.mean(AP) - np.mean(aps)) <= 1e-9
+
+
+def test_nan_scores_are_replaced_and_counted():
+    for method, split in CELLS:
+        output = load_published(split, method.key)
+        rows = json.loads(output.path.read_bytes())
+        flags = [[math.isnan(a[method.key]) for a in row["annotations"]] for row in rows]
+        assert output.nan_replaced == sum(map(sum, flags))
+        assert output.all_nan_pairs == sum(all(f) for f in flags)
+        assert all(math.isfinite(x) for v in output.entry.scores.values() for x in v)
+    attention = load_published("cnn_pegasus", "attention")
+    assert attention.all_nan_pairs > 100  # the paper's cross-attention: whole pairs of NaN
+
+
+def test_prompts_are_verified_templates():
+    v1, v2 = read_prompt("v1"), read_prompt("v2")
+    assert "{summary}" in v2 and "{sentence}" in v2 and "0 to 100" in v2 and v1 != v2
+
+
+def test_located_like_the_data(tmp_path, monkeypatch):
+    shared = paths.env_dir("SOURCESUM_PUBLISHED_DIR")
+    assert shared is not None
+    info = published_file("xsum_pegasus__rouge1.json")
+    assert data.locate_file(info) == shared / info.file  # 1. $SOURCESUM_PUBLISHED_DIR
+    monkeypatch.setenv("SOURCESUM_PUBLISHED_DIR", str(tmp_path / "empty"))
+    with pytest.raises(DataError, match="SOURCESUM_PUBLISHED_DIR=.* has no xsum_pegasus__rouge1.json"):
+        data.locate_file(info)
+    monkeypatch.delenv("SOURCESUM_PUBLISHED_DIR")
+    monkeypatch.setattr(paths, "PUBLISHED_DIR", tmp_path / "published")
+    local = published.PublishedFile(**{**info.__dict__, "url": (shared / info.file).as_uri()})
+    path = data.locate_file(local)  # 3. the pinned download, into data/published
+    assert path == tmp_path / "published" / info.file and path.read_bytes() == (shared / info.file).read_bytes()
+    assert data.locate_file(info) == path  # 2. an earlier download
+    path.write_bytes(path.read_bytes().replace(b"0.", b"1.", 1))
+    with pytest.raises(DataError, match=r"sha256 .* for published file xsum_pegasus__rouge1.json"):
+        data.read_verified_file(info)
+
+
+def test_declaration_names_published_methods(tmp_path):
+    good = tmp_path / "good.toml"
+    good.write_text('[[rows]]\nranker = "lead"\n\n[[published]]\nmethod = "perplexity"\n')
+    rows = read_declaration(good)
+    assert [(r.ranker, r.published) for r in rows] == [("perplexity", True), ("lead", False)]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[published]]\nmethod = "nosuch"\n')
+    with pytest.raises(UnknownNameError, match="unknown published method 'nosuch'"):
+        read_declaration(bad)
+    bad.write_text('[[published]]\nranker = "perplexity"\n')
+    with pytest.raises(SourceSumError, match=r"\[\[published\]\] #1 needs exactly method"):
+        read_declaration(bad)
+    declared = read_declaration(paths.DECLARATION_PATH)
+    assert {r.ranker for r in declared if r.published} == {m.key for m in published_methods()}
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    store = ScoreStore(tmp_path_factory.mktemp("store"))
+    from sourcesum.runner import run_ranker
+    from sourcesum.rankers import create_ranker
+
+    for name in ("lead", "random", "oracle"):
+        for split in main_splits():
+            run_ranker(create_ranker(name), load_split(split), store, progress=False)
+    return collect(store)
+
+
+def test_published_rows_are_set_apart_and_compete(board):
+    rows = board.published_rows
+    assert len(rows) == 8 and all(not r.reference and r.label.startswith("published: ") for r in rows)
+    assert board.row("published:perplexity").label == "published: perplexity gain (PEGASUS)"
+    attention = board.row("published:attention")
+    assert set(attention.evaluations) == {"xsum_pegasus", "cnn_pegasus"}
+    assert math.isnan(attention.average(NDCG)) and attention.nan_replaced["cnn_pegasus"][1] > 100
+    assert {r.label for r in board.ranked_rows} == {"lead", "random"}
+    # the best of a column is chosen among rankers and published rows alike
+    best = board.best[("xsum_pegasus", NDCG)]
+    assert best == max(board.competing_rows, key=lambda r: r.mean("xsum_pegasus", NDCG)).label
+    for row in board.competing_rows:
+        assert ("xsum_pegasus", NDCG) in row.ci and ("xsum_pegasus", NDCG) in row.p_vs_best
+        assert "xsum_pegasus" in row.ties
+
+
+def test_lead_claims_come_from_holm_adjusted_randomization_tests(board):
+    lead = board.lead
+    for split in board.splits:
+        groups = document_groups(split)
+        for measure in board.measures:
+            family = [r for r in board.competing_rows if r is not lead and split.name in r.evaluations]
+            raw = [stats.randomization_test(r.evaluations[split.name].per_pair[measure.name].to_numpy(),
+                                            lead.evaluations[split.name].per_pair[measure.name].to_numpy(),
+                                            groups=groups) for r in family]
+            expected = {r.label for r, p in zip(family, stats.holm(raw))
+                        if p < ALPHA and r.mean(split.name, measure) > lead.mean(split.name, measure)}
+            assert {r.label for r in board.better_than_lead(split.name, measure)} == expected
+    from sourcesum.render import render_markdown
+
+    text = render_markdown(board)
+    perplexity = board.row("published:perplexity")
+    line = next(l for l in text.splitlines() if l.startswith("  - XSum-PEGASUS NDCG:"))
+    assert (perplexity.label in line) == (perplexity in board.better_than_lead("xsum_pegasus", NDCG))
+    replaced, all_nan = board.row("published:attention").nan_replaced["cnn_pegasus"]
+    assert (f"On CNN/DM-PEGASUS, {replaced:,} NaN scores were replaced by 0 as in the paper; in "
+            f"{all_nan} of its 468 pairs every score was NaN") in text
+
+
+def test_compare_and_show_take_published_rows(capsys, scores_dir):
+    code = main(["compare", "published:perplexity", "published:rouge1", "--split", "xsum_pegasus", "--json"])
+    out, _ = capsys.readouterr()
+    rows = json.loads(out)["comparisons"]
+    assert code == 0 and {r["a"] for r in rows} == {"published: perplexity gain (PEGASUS)"}
+    pair = load_split("cnn_pegasus").pairs[0]
+    code = main(["show", pair.id, "--ranker", "published:attention", "--json"])
+    view = json.loads(capsys.readouterr()[0])
+    expected = load_published("cnn_pegasus", "attention").entry.scores[pair.id]
+    assert code == 0 and [s["scores"]["published: cross-attention (PEGASUS)"]["score"] for s in view["sentences"]] == expected
+    assert main(["show", load_split("xsum_reference").pairs[0].id, "--ranker", "published:attention"]) == 2
