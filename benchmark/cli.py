@@ -179,11 +179,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _board(args: argparse.Namespace, with_stats: bool = True):
-    """Every usable entry of the user store over the committed one (compare, show, export)."""
+def _board(args: argparse.Namespace, with_stats: bool = True, published: bool = True):
+    """Every usable entry of the user store over the committed one, plus (``published``) the
+    paper's published outputs (compare, show, export)."""
     from sourcesum.leaderboard import collect
 
-    return collect(open_stores(args.scores_dir, must_exist=True), with_stats=with_stats)
+    return collect(open_stores(args.scores_dir, must_exist=True), with_stats=with_stats, published=published)
 
 
 def _declared_or_all_board(args: argparse.Namespace, measures):
@@ -286,7 +287,7 @@ def _declared_labels() -> list[str]:
 def cmd_export(args: argparse.Namespace) -> int:
     from sourcesum.export import export_trec
 
-    written = export_trec(_board(args, with_stats=False), Path(args.output))
+    written = export_trec(_board(args, with_stats=False, published=False), Path(args.output))
     print(f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split, "
           f"and {written[-1].name} listing them):")
     for path in written:
@@ -363,8 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="file to write ('-' = stdout; markdown default: leaderboard.md)")
     p.add_argument("--ci", action="store_true", help="LaTeX: add the 95%% CIs under each value")
     p.add_argument("--all", action="store_true",
-                   help="every usable entry of your store and the committed one, not the declared rows "
-                        "(needs -o)")
+                   help="every usable entry of your store and the committed one, plus every published "
+                        "output, not the declared rows (needs -o)")
     p.add_argument("--declaration", help="rows to render (default: leaderboard.toml)")
     p.add_argument("--measures", default="nDCG,AP", help=measures_help)
     p.add_argument("--scores-dir", help="store to read (declared board: default data/scores; --all: "

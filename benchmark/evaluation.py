@@ -103,7 +103,7 @@ def evaluate(
     system: str,
     measures: Sequence[Measure] = DEFAULT_MEASURES,
     min_votes: int = BINARY_MIN_VOTES,
-    tiebreak: TieBreak = "average",
+    tiebreak: TieBreak = "groups",
     source: str = "scores",
 ) -> Evaluation:
     """Per-pair values of ``measures`` for ``scores`` (pair id -> one score per sentence)."""
@@ -115,8 +115,8 @@ def evaluate(
     columns = {}
     for measure in measures:
         kind = measure.relevance
-        # Tie-averaged rankings do not depend on relevance; tie bounds do.
-        key = kind if tiebreak != "average" else "shared"
+        # Rankings that keep tie groups do not depend on relevance; tie bounds do.
+        key = kind if tiebreak != "groups" else "shared"
         if key not in rankings:
             rankings[key] = Ranking.from_scores(values, rel["mask"], tiebreak, rel[kind])
         columns[measure.name] = measure.compute(rankings[key], rel[kind])

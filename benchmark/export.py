@@ -2,8 +2,9 @@
 
 Pair ids are TREC query ids and ``s<index>`` (0-based sentence index) the document ids, so
 ``trec_eval``, ranx or ir_measures can recompute the numbers. Caveat: trec_eval breaks score
-ties by document id (it does not average over tie orderings), so where scores tie its values
-differ from this harness's tie-averaged ones; the run files list tied sentences in index order.
+ties by document id (it does not apply this harness's tie rules: the expectation over tie
+orderings for nDCG, scikit-learn's block AP for AP), so where scores tie its values differ; the
+run files list tied sentences in index order.
 """
 
 from __future__ import annotations

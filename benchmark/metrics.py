@@ -36,7 +36,7 @@ import numpy as np
 from scipy.special import comb
 
 Gain = Literal["linear", "exponential", "binary"]
-TieBreak = Literal["average", "worst", "best"]
+TieBreak = Literal["groups", "worst", "best"]
 
 
 def pad(rows: Sequence[Sequence[float]], fill: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -69,18 +69,18 @@ class Ranking:
         cls,
         scores: np.ndarray,
         mask: np.ndarray,
-        tiebreak: TieBreak = "average",
+        tiebreak: TieBreak = "groups",
         relevance: np.ndarray | None = None,
     ) -> "Ranking":
         """Rank padded ``scores`` (finite where ``mask``).
 
-        ``tiebreak="average"`` keeps tie groups (each kernel then applies its tie rule above);
+        ``tiebreak="groups"`` keeps tie groups (each kernel then applies its tie rule above);
         ``"worst"``/``"best"`` order each tie group by ascending/descending ``relevance`` and
         treat every item as its own group (pessimistic/optimistic bounds).
         """
         batch, width = scores.shape
         keyed = np.where(mask, -scores, np.inf)  # ascending sort of -score = descending score
-        if tiebreak == "average":
+        if tiebreak == "groups":
             order = np.argsort(keyed, axis=1, kind="stable")
         else:
             if relevance is None:
@@ -89,7 +89,7 @@ class Ranking:
             order = np.lexsort((secondary, keyed), axis=-1)
         positions = np.broadcast_to(np.arange(width), (batch, width))
         sorted_mask = np.take_along_axis(mask, order, axis=1)
-        if tiebreak == "average" and width:
+        if tiebreak == "groups" and width:
             sorted_key = np.take_along_axis(keyed, order, axis=1)
             new_group = np.ones((batch, width), dtype=bool)
             new_group[:, 1:] = sorted_key[:, 1:] != sorted_key[:, :-1]

@@ -23,7 +23,8 @@ class LexRankRanker(Ranker):
     Scores are rounded to 10 decimals: the package sums over Python sets, whose order changes
     with the process's hash seed, so sentences that tie exactly (e.g. isolated ones) otherwise
     differ in the last bits and the tie is broken at random from run to run (XSum-PEGASUS MAP
-    moved between .5302 and .5304). Rounded, the ties are averaged and the numbers reproducible.
+    moved between .5302 and .5304). Rounded, they tie exactly, the tie rule decides, and the
+    numbers are reproducible.
     """
 
     name = "lexrank"
