@@ -77,7 +77,7 @@ def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measure
                   f"sentence) on {record['undefined']} pairs, left out of the mean")
         if record.get("nan_replaced"):
             print(f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']} (as the "
-                  f"paper did); in {record.get('all_nan_pairs', 0)} pairs every score was NaN, so all "
+                  f"paper did); in {record.get('all_nan_pairs', 0)} pair(s) every score was NaN, so all "
                   "their sentences tie")
 
 

@@ -62,8 +62,13 @@ def test_evaluate_sourcesum_format_infers_split_and_replaces_nan(capsys, tmp_pat
     code, out, _ = run_cli(capsys, "evaluate", str(lead_like), "--field", "pos_score", "--json")
     (record,) = json.loads(out)["results"]
     assert code == 0 and record["split"] == "cnn_pegasus" and record["field"] == "pos_score"
-    assert record["nan_replaced"] == 2 and record["examples"] == 468
+    assert record["nan_replaced"] == 2 and record["examples"] == 468 and record["all_nan_pairs"] == 0
     assert 0.7 < record["ndcg"] < 0.75  # close to the lead baseline
+    whole = {(2, j) for j in range(load_split("cnn_pegasus").pairs[2].n_sentences)}
+    lead_like = _score_file(tmp_path, "cnn_pegasus", "pos_score", lambda row, j: -j, nan_at=whole | {(0, 0)})
+    code, out, _ = run_cli(capsys, "evaluate", str(lead_like), "--field", "pos_score")
+    assert code == 0 and f"note: {len(whole) + 1} NaN scores replaced by 0 in cnn_pegasus" in out
+    assert "in 1 pair(s) every score was NaN" in out
 
 
 def test_evaluate_matches_run_for_the_same_scores(capsys, tmp_path, scores_dir):
