@@ -236,10 +236,15 @@ def _published_note(board: Leaderboard) -> list[str]:
         "here), re-scored by this harness with the same measures, CIs and tests as the rankers; "
         "bold and † are shared with the table above. A test checks that every split and method "
         "equals the paper's printed NDCG / MAP to 4 decimals and a scikit-learn recomputation to "
-        "1e-9. The paper published cross-attention only on the two PEGASUS splits, so that row "
-        "has no Avg.",
+        "1e-9.",
         "",
     ]
+    titles = {s.name: s.title for s in board.splits}
+    for row in board.published_rows:
+        if len(row.evaluations) < len(board.splits):
+            names = [titles[s] for s in titles if s in row.evaluations]
+            covered = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+            lines[0] += f" The paper published `{row.label}` only on {covered}, so that row has no Avg."
     for method in published_methods():
         row = rows.get(method.ranker)
         if row is None:
