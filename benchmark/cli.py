@@ -281,7 +281,8 @@ def _declared_labels() -> list[str]:
     from sourcesum.leaderboard import read_declaration
     from sourcesum.rankers import create_ranker
 
-    return [create_ranker(d.ranker, **d.params).label for d in read_declaration(paths.DECLARATION_PATH)]
+    declared = read_declaration(paths.DECLARATION_PATH)
+    return [create_ranker(d.ranker, **d.params).label for d in declared if not d.published]
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -26,13 +26,12 @@ Edge cases, all counted by :func:`coverage`:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-
 from sourcesum.data import BINARY_MIN_VOTES, Split
 from sourcesum.evaluation import ordered_scores
 from sourcesum.measures import Measure
@@ -127,8 +126,12 @@ def references(split: Split) -> References:
     )
 
 
-def agreement_per_pair(split: Split, scores: Mapping[str, Sequence[float]] | None,
-                       measures: Sequence[Measure], source: str = "scores") -> pd.DataFrame:
+def agreement_per_pair(
+    split: Split,
+    scores: Mapping[str, Sequence[float]] | None,
+    measures: Sequence[Measure],
+    source: str = "scores",
+) -> pd.DataFrame:
     """Per-pair values of ``measures`` against the held-out references (NaN where a pair is
     left out or every reference is undefined); ``scores=None`` scores the held-out annotator."""
     refs = references(split)

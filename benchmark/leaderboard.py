@@ -37,18 +37,17 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-
 from sourcesum import stats
 from sourcesum.data import Split, load_split, main_splits
+from sourcesum.errors import ScoreFileError, SourceSumError
 from sourcesum.evaluation import Evaluation, evaluate
 from sourcesum.human import HUMAN_LABEL, HumanAgreement, agreement_per_pair, coverage
 from sourcesum.measures import AP, NDCG, Measure
 from sourcesum.published import PublishedOutput, load_published, published_method, published_methods
-from sourcesum.errors import ScoreFileError, SourceSumError
+from sourcesum.rankers.base import RANKERS, create_ranker
 from sourcesum.statscache import StatsCache, stats_key
 from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
 from sourcesum.ties import tie_report
-from sourcesum.rankers.base import RANKERS, create_ranker
 
 LEADERBOARD_MEASURES = (NDCG, AP)
 ALPHA = 0.05
@@ -415,7 +414,7 @@ def _row_intervals(board: Leaderboard, measure: Measure, cache: StatsCache, resa
         needed = [i for i in sorted(missing_rows) if (i, split.name) in values]
         computed = stats.bootstrap_means_each([values[(i, split.name)] for i in needed], resamples, seed,
                                               groups[split.name])
-        means.update({(i, split.name): m for i, m in zip(needed, computed)})
+        means.update({(i, split.name): m for i, m in zip(needed, computed, strict=True)})
     for (index, name), key in keys.items():
         if key not in cache:
             sample = (np.mean([means[(index, s.name)] for s in board.splits], axis=0) if name is None
@@ -431,7 +430,7 @@ def _pvalues(vectors: Sequence[np.ndarray], base: np.ndarray, groups: list[str],
     keys = [stats_key("randomization", resamples, seed, [v, base], [groups]) for v in vectors]
     missing = [i for i, key in enumerate(keys) if key not in cache]
     computed = stats.randomization_test_each([vectors[i] for i in missing], base, resamples, seed, groups)
-    for i, p in zip(missing, computed):
+    for i, p in zip(missing, computed, strict=True):
         cache.get(keys[i], lambda p=p: p)
     return [cache.get(key, lambda: None) for key in keys]
 
@@ -444,7 +443,7 @@ def _holm_against(base: Row, board: Leaderboard, split: str, measure: Measure, c
     vectors = [r.evaluations[split].per_pair[measure.name].to_numpy() for r in others]
     reference = base.evaluations[split].per_pair[measure.name].to_numpy()
     raw = _pvalues(vectors, reference, groups[split], cache, resamples, seed)
-    return list(zip(others, stats.holm(raw))) if raw else []
+    return list(zip(others, stats.holm(raw), strict=True)) if raw else []
 
 
 def _human_statistics(table: HumanAgreement, splits: Sequence[Split], cache: StatsCache, resamples: int,
@@ -458,11 +457,11 @@ def _human_statistics(table: HumanAgreement, splits: Sequence[Split], cache: Sta
             keys = [stats_key("ci", resamples, seed, [v], [groups[split.name]]) for v in vectors]
             missing = [i for i, key in enumerate(keys) if key not in cache]
             computed = stats.bootstrap_means_each([vectors[i] for i in missing], resamples, seed, groups[split.name])
-            for i, means in zip(missing, computed):
+            for i, means in zip(missing, computed, strict=True):
                 cache.get(keys[i], lambda means=means: list(stats.percentile_interval(means)))
-            for label, key in zip(labels, keys):
+            for label, key in zip(labels, keys, strict=True):
                 low, high = cache.get(key, lambda: None)
                 table.ci[(label, split.name, measure)] = (low, high)
             raw = _pvalues(vectors[1:], vectors[0], groups[split.name], cache, resamples, seed)
-            for label, p in zip(labels[1:], stats.holm(raw) if raw else []):
+            for label, p in zip(labels[1:], stats.holm(raw) if raw else [], strict=True):
                 table.p_vs_human[(label, split.name, measure)] = p

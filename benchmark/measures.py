@@ -46,7 +46,7 @@ class Measure:
         return text if self.ties == "block" else f"{text}(ties={self.ties})"
 
     @property
-    def expectation(self) -> "Measure | None":
+    def expectation(self) -> Measure | None:
         """The measure whose value is the expectation of this one over uniform random orderings
         of tied scores: ``AP`` -> ``AP(ties=expected)``; nDCG, P, R, RR are their own; Spearman
         (fractional ranks) has none here."""

@@ -86,8 +86,9 @@ def _section() -> dict:
 def published_methods() -> list[PublishedMethod]:
     """The paper's methods in the manifest's order."""
     return [
-        PublishedMethod(key, m["label"], m["model"], m["description"],
-                        {s: (v[0], v[1]) for s, v in m["reported"].items()})
+        PublishedMethod(
+            key, m["label"], m["model"], m["description"], {s: (v[0], v[1]) for s, v in m["reported"].items()}
+        )
         for key, m in _section()["methods"].items()
     ]
 
@@ -147,4 +148,6 @@ def load_published(split: str, key: str) -> PublishedOutput:
 
 def published_outputs(splits: list[str]) -> list[PublishedOutput]:
     """Every published output on the given splits, method by method (manifest order)."""
-    return [load_published(split, m.key) for m in published_methods() for split in splits if split in m.reported]
+    return [
+        load_published(split, m.key) for m in published_methods() for split in splits if split in m.reported
+    ]

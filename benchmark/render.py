@@ -162,7 +162,7 @@ def _markdown_table(board: Leaderboard, rows: list[Row]) -> list[str]:
 _TIE_COLUMN = {"pessimistic": "worst-first", "expected": "expected", "optimistic": "best-first"}
 
 
-def _tie_columns(board: Leaderboard) -> list[tuple[str, Measure, str]]:
+def tie_columns(board: Leaderboard) -> list[tuple[str, Measure, str]]:
     """(header, measure, rule) for the Ties table: worst-first, the default (named by what it
     is), the expectation when it differs from the default, best-first."""
     columns = []
@@ -181,13 +181,29 @@ def _tie_columns(board: Leaderboard) -> list[tuple[str, Measure, str]]:
     return columns
 
 
+def tie_rows(board: Leaderboard) -> list[Row]:
+    """Rows of the Ties table: ranked, published, then reference rows that have scores."""
+    return board.ranked_rows + board.published_rows + [r for r in board.reference_rows if r.ties]
+
+
+TIES_TEXT = (
+    "Share of pairs with at least one tied score, share of sentences tied with another sentence "
+    "of their pair, and each split mean under four tie rules: worst-first (relevant sentences "
+    "last within each block of tied scores), the default used above (NDCG: the expectation; MAP: "
+    "scikit-learn's block AP), the exact expectation over uniform random orderings of tied "
+    "scores (for NDCG the default itself), and best-first. Block AP is never below worst-first "
+    "but is not the expectation: it can exceed it, and even best-first (two relevant sentences "
+    "tied last among six: block 1/3, every ordering 4/15)."
+)
+
+
 def _ties_table(board: Leaderboard) -> list[str]:
-    columns = _tie_columns(board)
+    columns = tie_columns(board)
     lines = [
         "| Ranker | Split | Pairs with ties | Sentences tied | " + " | ".join(c[0] for c in columns) + " |",
         "|---|---|---:|---:|" + "---:|" * len(columns),
     ]
-    for row in board.ranked_rows + board.published_rows + [r for r in board.reference_rows if r.ties]:
+    for row in tie_rows(board):
         for split in board.splits:
             report = row.ties.get(split.name)
             if report is None:
@@ -200,132 +216,175 @@ def _ties_table(board: Leaderboard) -> list[str]:
     return lines
 
 
-def _lead_note(board: Leaderboard) -> list[str]:
-    """Which competing rows are significantly better than ``lead``, per split and measure."""
-    lead = board.lead
-    if lead is None or not lead.p_vs_lead and not any(r.p_vs_lead for r in board.competing_rows):
-        return []
-    lines = [
-        "- **Against `lead`**: rows significantly better than `lead` (two-sided paired "
-        "randomization test, 10,000 document-level sign flips, Holm-corrected across all rankers "
-        f"and published systems compared with `lead` in the column, adjusted p < {ALPHA}, higher "
-        "mean), per column:"
-    ]
+LEAD_TEXT = (
+    "rows significantly better than `lead` (two-sided paired randomization test, 10,000 "
+    "document-level sign flips, Holm-corrected across all rankers and published systems compared "
+    f"with `lead` in the column, adjusted p < {ALPHA}, higher mean), per column"
+)
+
+
+def lead_comparisons(board: Leaderboard) -> list[tuple[str, list[Row], list[Row]]]:
+    """Per column with a test against ``lead``: its title, the rows significantly better than
+    ``lead`` and all rows compared with it."""
+    out = []
     for split in board.splits:
         for measure in board.measures:
             family = [r for r in board.competing_rows if (split.name, measure) in r.p_vs_lead]
-            if not family:
-                continue
-            better = board.better_than_lead(split.name, measure)
-            others = [r for r in family if r not in better]
-            if len(better) > len(family) / 2:
-                text = f"all {len(family)} but " + (", ".join(f"`{r.label}`" for r in others) or "none")
-            else:
-                text = f"{len(better)} of {len(family)}" + (": " + ", ".join(f"`{r.label}`" for r in better) if better else "")
-            lines.append(f"  - {split.title} {column_name(measure)}: {text}.")
+            if family:
+                out.append((f"{split.title} {column_name(measure)}", board.better_than_lead(split.name, measure),
+                            family))
+    return out
+
+
+def lead_summary(better: Sequence[Row], family: Sequence[Row], quote: str = "`") -> str:
+    """``N of M: a, b`` or, when most are better, ``all M but x, y``."""
+    if len(better) > len(family) / 2:
+        others = [r for r in family if r not in better]
+        return f"all {len(family)} but " + (", ".join(f"{quote}{r.label}{quote}" for r in others) or "none")
+    names = ", ".join(f"{quote}{r.label}{quote}" for r in better)
+    return f"{len(better)} of {len(family)}" + (f": {names}" if better else "")
+
+
+def _lead_note(board: Leaderboard) -> list[str]:
+    comparisons = lead_comparisons(board)
+    if not comparisons:
+        return []
+    lines = [f"- **Against `lead`**: {LEAD_TEXT}:"]
+    lines += [f"  - {title}: {lead_summary(better, family)}." for title, better, family in comparisons]
     return lines
 
 
-def _published_note(board: Leaderboard) -> list[str]:
-    """What the published rows are, which models they used, and their NaN replacements."""
+def published_intro(board: Leaderboard, quote: str = "`") -> str:
+    """What the published rows are and what was checked (Markdown with ``quote`` = backtick)."""
     section = manifest()["published"]
-    rows = {r.ranker: r for r in board.published_rows}
-    lines = [
-        "The paper's own per-sentence outputs (`" + section["repository"] + "`, folder `outputs/`, "
-        f"commit `{section['commit'][:10]}`, sha256-pinned in `data/manifest.json`, never committed "
-        "here), re-scored by this harness with the same measures, CIs and tests as the rankers; "
-        "bold and † are shared with the table above. A test checks that every split and method "
-        "equals the paper's printed NDCG / MAP to 4 decimals and a scikit-learn recomputation to "
-        "1e-9.",
-        "",
-    ]
+    q = quote
+    text = (
+        f"The paper's own per-sentence outputs ({q}{section['repository']}{q}, folder {q}outputs/{q}, "
+        f"commit {q}{section['commit'][:10]}{q}, sha256-pinned in {q}data/manifest.json{q}, never "
+        "committed here), re-scored by this harness with the same measures, CIs and tests as the "
+        "rankers; the best of each column and the † marks are shared with the rankers' table. A "
+        "test checks that every split and method equals the paper's printed NDCG / MAP to 4 "
+        "decimals and a scikit-learn recomputation to 1e-9."
+    )
     titles = {s.name: s.title for s in board.splits}
     for row in board.published_rows:
         if len(row.evaluations) < len(board.splits):
             names = [titles[s] for s in titles if s in row.evaluations]
             covered = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
-            lines[0] += f" The paper published `{row.label}` only on {covered}, so that row has no Avg."
+            text += f" The paper published {q}{row.label}{q} only on {covered}, so that row has no Avg."
+    return text
+
+
+def published_notes(board: Leaderboard) -> list[dict[str, Any]]:
+    """Per published row: label, what the paper ran, its model, and its NaN replacements."""
+    rows = {r.ranker: r for r in board.published_rows}
+    notes = []
     for method in published_methods():
         row = rows.get(method.ranker)
         if row is None:
             continue
-        model = f"model: {method.model}" if method.model else "no model"
-        text = f"- `{row.label}`: {method.description} ({model})."
+        nan = []
         for split in board.splits:
             replaced, all_nan = row.nan_replaced.get(split.name, (0, 0))
             if replaced:
-                text += (f" On {split.title}, {replaced:,} NaN scores were replaced by 0 as in the "
-                         f"paper; in {all_nan} of its {len(split)} pairs every score was NaN, so all "
-                         "sentences of those pairs tie.")
-        lines.append(text)
+                nan.append(f"On {split.title}, {replaced:,} NaN scores were replaced by 0 as in the paper; "
+                           f"in {all_nan} of its {len(split)} pairs every score was NaN, so all sentences "
+                           "of those pairs tie.")
+        notes.append({"label": row.label, "description": method.description,
+                      "model": f"model: {method.model}" if method.model else "no model", "nan": " ".join(nan)})
+    return notes
+
+
+def _published_note(board: Leaderboard) -> list[str]:
+    lines = [published_intro(board), ""]
+    for note in published_notes(board):
+        text = f"- `{note['label']}`: {note['description']} ({note['model']})."
+        lines.append(text + (f" {note['nan']}" if note["nan"] else ""))
     return lines
 
 
-def _human_section(board: Leaderboard) -> list[str]:
+HUMAN_TEXT = (
+    "Annotators and rankers scored against the same references. For each pair annotated by k >= 2 "
+    "annotators and each held-out annotator, the reference is the *other* k-1 annotators' votes: "
+    "graded = their number of 1-votes (NDCG), binary = at least min(2, k-1) of them (MAP). "
+    f"`{HUMAN_LABEL}` scores the held-out annotator's 0/1 votes against that reference; every other "
+    "row scores its own per-sentence scores against the same reference. A pair's value is the mean "
+    "over its references, a split's over its pairs. Each cell answers: does this system agree with "
+    "the other annotators as well as one more annotator does? MAP is given both as the paper's "
+    "block AP and as the expected AP over random orderings of ties, because an annotator's 0/1 "
+    "votes form two large tie blocks. ▲ / ▼: significantly above / below the human (two-sided "
+    "paired randomization test, 10,000 document-level sign flips, Holm-corrected across the "
+    f"column's rows, adjusted p < {ALPHA})."
+)
+COVERAGE_HEADERS = [
+    "Split", "Pairs", "Left out: 1 annotator", "Left out: annotator count differs across sentences",
+    "k = 2 (reference = 1 annotator, binary at 1 vote)", "k >= 3", "References",
+    "References with no relevant sentence", "Pairs with no defined reference",
+]
+
+
+def human_table(board: Leaderboard) -> dict[str, Any]:
+    """The human-agreement section as data: coverage rows, columns, one row per system (value,
+    mark +1/0/-1 against the human, CI), counts of marks per column and the ceiling columns."""
     table = board.human
     if table is None:
-        return []
+        return {}
     measures = table.measures
-    lines = [
-        "", "## Human agreement", "",
-        "Annotators and rankers scored against the same references. For each pair annotated by "
-        "k >= 2 annotators and each held-out annotator, the reference is the *other* k-1 "
-        "annotators' votes: graded = their number of 1-votes (NDCG), binary = at least "
-        "min(2, k-1) of them (MAP). "
-        f"`{HUMAN_LABEL}` scores the held-out annotator's 0/1 votes against that reference; every "
-        "other row scores its own per-sentence scores against the same reference. A pair's value "
-        "is the mean over its references, a split's over its pairs. Each cell answers: does this "
-        "system agree with the other annotators as well as one more annotator does? MAP is given "
-        "both as the paper's block AP and as the expected AP over random orderings of ties, "
-        "because an annotator's 0/1 votes form two large tie blocks. ▲ / ▼: significantly above "
-        "/ below the human (two-sided paired randomization test, 10,000 document-level sign "
-        f"flips, Holm-corrected across the column's rows, adjusted p < {ALPHA}).",
-        "",
-        "| Split | Pairs | Left out: 1 annotator | Left out: annotator count differs across "
-        "sentences | k = 2 (reference = 1 annotator, binary at 1 vote) | k >= 3 | References | "
-        "References with no relevant sentence | Pairs with no defined reference |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    coverage = []
     for split in board.splits:
         c = table.coverage[split.name]
-        empty = " / ".join(f"{column_name(m)} {c['references_without_relevant'][m.name]}" for m in measures)
-        left = " / ".join(f"{column_name(m)} {c['pairs_left_out'][m.name]}" for m in measures)
-        lines.append(
-            f"| {split.title} | {c['pairs']} | {c['pairs_one_annotator']} | "
-            f"{c['pairs_mixed_annotator_counts']} | {c['pairs_two_annotators']} | "
-            f"{c['pairs_three_or_more']} | {c['references']} | {empty} | {left} |"
-        )
+        coverage.append([
+            split.title, str(c["pairs"]), str(c["pairs_one_annotator"]), str(c["pairs_mixed_annotator_counts"]),
+            str(c["pairs_two_annotators"]), str(c["pairs_three_or_more"]), str(c["references"]),
+            " / ".join(f"{column_name(m)} {c['references_without_relevant'][m.name]}" for m in measures),
+            " / ".join(f"{column_name(m)} {c['pairs_left_out'][m.name]}" for m in measures),
+        ])
     columns = [(split, m) for split in board.splits for m in measures]
-    ceiling = [f"{s.title} {column_name(m)}" for s, m in columns if table.is_ceiling(s.name, m)]
-    counts = []
-    for s, m in columns:
-        marks = [table.versus_human(label, s.name, m) for label in table.labels[1:] if (label, s.name) in table.per_pair]
-        counts.append(f"{marks.count(1)} ▲ / {marks.count(0)} = / {marks.count(-1)} ▼")
-    lines += [
-        "",
-        "The human row is a ceiling (every other row significantly below it) in: "
-        + (", ".join(ceiling) if ceiling else "no column")
-        + ". Elsewhere at least one row is not significantly below it (= or ▲), so it bounds "
-        "nothing there. The last line counts the rows above (▲), not significantly different "
-        "from (=) and below (▼) the human.",
-        "",
-        "| System | " + " | ".join(f"{s.title} {column_name(m)}" for s, m in columns) + " |",
-        "|---|" + "---:|" * len(columns),
-    ]
-    arrows = {1: " ▲", -1: " ▼", 0: ""}
+    rows = []
     for label in table.labels:
         cells = []
-        for s, m in columns:
-            value = table.mean(label, s.name, m)
-            text = fmt(value)
-            if math.isfinite(value):
-                text += arrows[table.versus_human(label, s.name, m)] if label != HUMAN_LABEL else ""
-                if (label, s.name, m) in table.ci:
-                    low, high = table.ci[(label, s.name, m)]
-                    text += f" [{fmt(low, 3)}, {fmt(high, 3)}]"
-            cells.append(text)
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines.append("| rows ▲ / = / ▼ the human | " + " | ".join(counts) + " |")
+        for split, measure in columns:
+            low, high = table.ci.get((label, split.name, measure), (math.nan, math.nan))
+            mark = 0 if label == HUMAN_LABEL else table.versus_human(label, split.name, measure)
+            cells.append({"value": table.mean(label, split.name, measure), "mark": mark,
+                          "ci": f"[{fmt(low, 3)}, {fmt(high, 3)}]" if math.isfinite(low) else ""})
+        rows.append({"label": label, "cells": cells})
+    counts = []
+    for split, measure in columns:
+        marks = [table.versus_human(label, split.name, measure) for label in table.labels[1:]
+                 if (label, split.name) in table.per_pair]
+        counts.append(f"{marks.count(1)} ▲ / {marks.count(0)} = / {marks.count(-1)} ▼")
+    ceiling = [f"{s.title} {column_name(m)}" for s, m in columns if table.is_ceiling(s.name, m)]
+    return {
+        "coverage": coverage,
+        "columns": [f"{s.title} {column_name(m)}" for s, m in columns],
+        "rows": rows,
+        "counts": counts,
+        "ceiling_text": (
+            "The human row is a ceiling (every other row significantly below it) in: "
+            + (", ".join(ceiling) if ceiling else "no column")
+            + ". Elsewhere at least one row is not significantly below it (= or ▲), so it bounds "
+            "nothing there. The last line counts the rows above (▲), not significantly different "
+            "from (=) and below (▼) the human."
+        ),
+    }
+
+
+def _human_section(board: Leaderboard) -> list[str]:
+    data = human_table(board)
+    if not data:
+        return []
+    lines = ["", "## Human agreement", "", HUMAN_TEXT, ""]
+    lines += ["| " + " | ".join(COVERAGE_HEADERS) + " |", "|---|" + "---:|" * (len(COVERAGE_HEADERS) - 1)]
+    lines += ["| " + " | ".join(row) + " |" for row in data["coverage"]]
+    lines += ["", data["ceiling_text"], ""]
+    lines += ["| System | " + " | ".join(data["columns"]) + " |", "|---|" + "---:|" * len(data["columns"])]
+    arrows = {1: " ▲", -1: " ▼", 0: ""}
+    for row in data["rows"]:
+        cells = [fmt(c["value"]) + (arrows[c["mark"]] + (f" {c['ci']}" if c["ci"] else "")
+                                    if math.isfinite(c["value"]) else "") for c in row["cells"]]
+        lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
+    lines.append("| rows ▲ / = / ▼ the human | " + " | ".join(data["counts"]) + " |")
     return lines
 
 
@@ -379,15 +438,7 @@ def render_markdown(board: Leaderboard) -> str:
         ] + _markdown_table(board, board.reference_rows)
     lines += _human_section(board)
     lines += [
-        "", "## Ties", "",
-        "Share of pairs with at least one tied score, share of sentences tied with another "
-        "sentence of their pair, and each split mean under four tie rules: worst-first "
-        "(relevant sentences last within each block of tied scores), the default used above "
-        "(NDCG: the expectation; MAP: scikit-learn's block AP), the exact expectation over "
-        "uniform random orderings of tied scores (for NDCG the default itself), and best-first. "
-        "Block AP is never below worst-first but is not the expectation: it can exceed it, and "
-        "even best-first (two relevant sentences tied last among six: block 1/3, every "
-        "ordering 4/15).", "",
+        "", "## Ties", "", TIES_TEXT, "",
     ] + _ties_table(board)
     if board.stale:
         lines += ["", "## Skipped score files", ""] + [f"- `{s}`" for s in board.stale]

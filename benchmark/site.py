@@ -3,9 +3,10 @@
 ``build_site(board, out)`` writes, from the same :class:`~sourcesum.leaderboard.Leaderboard`
 that ``sourcesum leaderboard`` renders (nothing is recomputed here):
 
-- ``index.html``: the ranked rows, the reference rows and the paper's reported numbers in
-  separate tables (sortable by every column, with CIs and significance marks), the plot
-  (``plot.png``, from :func:`sourcesum.plot.render_png`), the ties section, each row's
+- ``index.html``: the ranked rows, the published systems (the paper's own outputs, re-scored)
+  and the reference rows in separate tables (sortable by every column, with CIs and
+  significance marks), the rows significantly better than ``lead``, the human-agreement table,
+  the plot (``plot.png``, from :func:`sourcesum.plot.render_png`), the ties section, each row's
   parameters and cache keys, and how to cite (``CITATION.cff``, copied alongside);
 - ``explore-<split>.html`` per split: every pair's summary and sentences with their votes, each
   row's scores and ranks (from :func:`sourcesum.show.pair_view`, as ``sourcesum show``) and the
@@ -29,10 +30,23 @@ from sourcesum import __version__
 from sourcesum.atomic import write_bytes_atomic, write_text_atomic
 from sourcesum.data import manifest
 from sourcesum.errors import SourceSumError
-from sourcesum.leaderboard import ALPHA, LEADERBOARD_MEASURES, Leaderboard, Row
+from sourcesum.leaderboard import ALPHA, Leaderboard, Row
 from sourcesum.measures import AP, NDCG
 from sourcesum.paths import PROJECT_ROOT
-from sourcesum.render import COLUMN_NAMES, _columns, cell_mark, fmt, paper_cell, paper_table
+from sourcesum.render import (
+    COVERAGE_HEADERS,
+    TIES_TEXT,
+    _columns,
+    cell_mark,
+    fmt,
+    human_table,
+    lead_comparisons,
+    lead_summary,
+    published_intro,
+    published_notes,
+    tie_columns,
+    tie_rows,
+)
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 CITATION_PATH = PROJECT_ROOT / "CITATION.cff"
@@ -102,9 +116,10 @@ def _cells(board: Leaderboard, row: Row) -> list[dict[str, Any]]:
 
 
 def _ties(board: Leaderboard) -> list[dict[str, Any]]:
-    """The Ties section's rows, as the Markdown leaderboard lists them."""
+    """The Ties section's rows, as the Markdown leaderboard lists them (columns: :func:`tie_columns`)."""
     out = []
-    for row in board.ranked_rows + [r for r in board.reference_rows if r.ties]:
+    columns = tie_columns(board)
+    for row in tie_rows(board):
         for split in board.splits:
             report = row.ties.get(split.name)
             if report is None:
@@ -115,16 +130,40 @@ def _ties(board: Leaderboard) -> list[dict[str, Any]]:
                     "split": split.title,
                     "pairs": report["pairs_with_ties"],
                     "sentences": report["sentences_tied"],
-                    "bounds": [
-                        [
-                            {"value": report[m.name][k], "text": fmt(report[m.name][k])}
-                            for k in ("pessimistic", "average", "optimistic")
-                        ]
-                        for m in LEADERBOARD_MEASURES
+                    "values": [
+                        {
+                            "header": header,
+                            "value": report[m.name].get(rule),
+                            "text": fmt(report[m.name].get(rule)),
+                        }
+                        for header, m, rule in columns
                     ],
                 }
             )
     return out
+
+
+def _human(board: Leaderboard) -> dict[str, Any]:
+    """The human-agreement section (:func:`sourcesum.render.human_table`) for the template."""
+    data = human_table(board)
+    if not data:
+        return {}
+    rows = []
+    for row in data["rows"]:
+        cells = []
+        for header, cell in zip(data["columns"], row["cells"], strict=True):
+            mark = {1: "above", -1: "below", 0: ""}[cell["mark"]]
+            cells.append(
+                {
+                    "header": header,
+                    "value": _number(cell["value"]),
+                    "text": fmt(cell["value"]),
+                    "mark": mark,
+                    "ci": cell["ci"],
+                }
+            )
+        rows.append({"label": row["label"], "cells": cells})
+    return {**data, "rows": rows, "coverage_headers": COVERAGE_HEADERS}
 
 
 def _configurations(board: Leaderboard) -> list[dict[str, Any]]:
@@ -139,9 +178,12 @@ def _configurations(board: Leaderboard) -> list[dict[str, Any]]:
                 "label": row.label,
                 "ranker": row.ranker,
                 "reference": row.reference,
+                "published": row.published,
                 "params": json.dumps(row.params, sort_keys=True),
                 "versions": sorted({entry.version for _, entry in entries}),
-                "cache_keys": [{"split": title, "key": entry.key} for title, entry in entries],
+                "cache_keys": []
+                if row.published
+                else [{"split": title, "key": entry.key} for title, entry in entries],
             }
         )
     return out
@@ -150,29 +192,24 @@ def _configurations(board: Leaderboard) -> list[dict[str, Any]]:
 def index_context(board: Leaderboard) -> dict[str, Any]:
     """Everything ``index.html`` shows, taken from ``board`` and the rendering helpers."""
     data = manifest()
-    paper_titles, paper_rows = paper_table()
     return {
         "version": __version__,
         "data": {"repository": data["repository"], "commit": data["commit"][:10]},
         "alpha": ALPHA,
         "columns": [header for header, _, _ in _columns(board)],
         "ranked": [{"label": r.label, "cells": _cells(board, r)} for r in board.ranked_rows],
+        "published": [{"label": r.label, "cells": _cells(board, r)} for r in board.published_rows],
+        "published_intro": published_intro(board, quote=""),
+        "published_notes": published_notes(board),
         "reference": [{"label": r.label, "cells": _cells(board, r)} for r in board.reference_rows],
-        "paper": {
-            "titles": paper_titles,
-            "rows": [
-                {
-                    "label": method,
-                    "cells": [
-                        {"header": f"{title} NDCG / MAP", "value": n, "text": paper_cell(n, m)}
-                        for title, (n, m) in zip(paper_titles, cells, strict=True)
-                    ],
-                }
-                for method, cells in paper_rows
-            ],
-        },
+        "lead": [
+            {"column": title, "text": lead_summary(better, family, quote="")}
+            for title, better, family in lead_comparisons(board)
+        ],
+        "human": _human(board),
         "ties": _ties(board),
-        "measures": [COLUMN_NAMES[m] for m in LEADERBOARD_MEASURES],
+        "ties_text": TIES_TEXT,
+        "tie_columns": [header for header, _, _ in tie_columns(board)],
         "configurations": _configurations(board),
         "explorers": [
             {"title": s.title, "file": explorer_file(s.name), "pairs": len(s)} for s in board.splits
@@ -186,7 +223,7 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
     """The embedded data of one split's explorer.
 
     ``rankers``: the rows with scores on the split, ranked rows first (in leaderboard order),
-    then reference rows. ``docs``: each distinct
+    then published rows, then reference rows. ``docs``: each distinct
     sentence list once (pairs of one document share it). Per pair: ``votes[i]`` the annotators'
     0/1 votes on sentence ``i``; ``scores[j][i]`` / ``ranks[j][i]`` ranker ``j``'s score
     (rounded to :data:`SCORE_DIGITS` significant digits) and rank (1 = first, tied scores share
@@ -197,7 +234,9 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
     from sourcesum.show import pair_view
 
     split = next(s for s in board.splits if s.name == split_name)
-    rows = [r for r in board.ranked_rows + board.reference_rows if split.name in r.entries]
+    rows = [
+        r for r in board.ranked_rows + board.published_rows + board.reference_rows if split.name in r.entries
+    ]
     labels = [r.label for r in rows]
     per_pair = {
         measure: [r.evaluations[split.name].per_pair[measure.name] for r in rows] for measure in (NDCG, AP)

@@ -72,7 +72,7 @@ def bootstrap_means_each(vectors: Sequence[np.ndarray], resamples: int = DEFAULT
     out: list[np.ndarray] = [np.empty(0)] * len(vectors)
     for batch in _batches(vectors):
         means = bootstrap_means(np.vstack([vectors[i] for i in batch]), resamples, seed, groups)
-        for i, row in zip(batch, means):
+        for i, row in zip(batch, means, strict=True):
             out[i] = row
     return out
 
@@ -87,7 +87,7 @@ def randomization_test_each(vectors: Sequence[np.ndarray], base: np.ndarray,
         keep = np.isfinite(diffs[batch[0]])
         chosen = np.vstack([diffs[i][keep] for i in batch])
         p = randomization_tests(chosen, resamples, seed, None if groups is None else np.asarray(groups)[keep])
-        for i, value in zip(batch, p):
+        for i, value in zip(batch, p, strict=True):
             out[i] = float(value)
     return out
 

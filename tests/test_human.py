@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from sourcesum.data import load_split
 from sourcesum.human import HUMAN_LABEL, HumanAgreement, agreement_per_pair, coverage
 from sourcesum.measures import AP, EXPECTED_AP, NDCG
@@ -43,7 +42,9 @@ def test_annotators_and_rankers_scored_against_the_same_references(name):
             continue
         for frame, expected in ((human, _by_hand(pair)), (ranker, _by_hand(pair, scores[pair.id]))):
             for measure in MEASURES:
-                assert frame.loc[pair.id, measure.name] == pytest.approx(expected[measure.name], abs=1e-12, nan_ok=True)
+                assert frame.loc[pair.id, measure.name] == pytest.approx(
+                    expected[measure.name], abs=1e-12, nan_ok=True
+                )
         checked += 1
     assert checked > 50
 
@@ -57,7 +58,7 @@ def test_coverage_counts_every_edge_case(name):
     assert report["pairs_one_annotator"] == sum(s == {1} for s in sizes)
     assert report["pairs_two_annotators"] == sum(s == {2} for s in sizes)
     assert report["pairs_three_or_more"] == sum(len(s) == 1 and min(s) >= 3 for s in sizes)
-    uniform = [p for p, s in zip(split, sizes) if len(s) == 1 and min(s) >= 2]
+    uniform = [p for p, s in zip(split, sizes, strict=True) if len(s) == 1 and min(s) >= 2]
     assert report["references"] == sum(len(p.votes[0]) for p in uniform)
     empty_binary = 0
     for pair in uniform:
@@ -66,7 +67,11 @@ def test_coverage_counts_every_edge_case(name):
         empty_binary += sum(((votes.sum(1) - votes[:, a]) >= min(2, k - 1)).sum() == 0 for a in range(k))
     assert report["references_without_relevant"]["AP"] == empty_binary
     human = agreement_per_pair(split, None, MEASURES)
-    assert report["pairs_left_out"]["AP"] == int(human["AP"].isna().sum()) >= report["pairs_mixed_annotator_counts"]
+    assert (
+        report["pairs_left_out"]["AP"]
+        == int(human["AP"].isna().sum())
+        >= report["pairs_mixed_annotator_counts"]
+    )
 
 
 def test_ceiling_only_when_every_row_is_significantly_below():

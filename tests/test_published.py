@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, ndcg_score
-
 from sourcesum import data, paths, published, stats
 from sourcesum.cli import main
 from sourcesum.data import load_split, main_splits
@@ -82,7 +79,9 @@ def test_located_like_the_data(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "PUBLISHED_DIR", tmp_path / "published")
     local = published.PublishedFile(**{**info.__dict__, "url": (shared / info.file).as_uri()})
     path = data.locate_file(local)  # 3. the pinned download, into data/published
-    assert path == tmp_path / "published" / info.file and path.read_bytes() == (shared / info.file).read_bytes()
+    assert (
+        path == tmp_path / "published" / info.file and path.read_bytes() == (shared / info.file).read_bytes()
+    )
     assert data.locate_file(info) == path  # 2. an earlier download
     path.write_bytes(path.read_bytes().replace(b"0.", b"1.", 1))
     with pytest.raises(DataError, match=r"sha256 .* for published file xsum_pegasus__rouge1.json"):
@@ -108,8 +107,8 @@ def test_declaration_names_published_methods(tmp_path):
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
     store = ScoreStore(tmp_path_factory.mktemp("store"))
-    from sourcesum.runner import run_ranker
     from sourcesum.rankers import create_ranker
+    from sourcesum.runner import run_ranker
 
     for name in ("lead", "random", "oracle"):
         for split in main_splits():
@@ -139,21 +138,31 @@ def test_lead_claims_come_from_holm_adjusted_randomization_tests(board):
         groups = document_groups(split)
         for measure in board.measures:
             family = [r for r in board.competing_rows if r is not lead and split.name in r.evaluations]
-            raw = [stats.randomization_test(r.evaluations[split.name].per_pair[measure.name].to_numpy(),
-                                            lead.evaluations[split.name].per_pair[measure.name].to_numpy(),
-                                            groups=groups) for r in family]
-            expected = {r.label for r, p in zip(family, stats.holm(raw))
-                        if p < ALPHA and r.mean(split.name, measure) > lead.mean(split.name, measure)}
+            raw = [
+                stats.randomization_test(
+                    r.evaluations[split.name].per_pair[measure.name].to_numpy(),
+                    lead.evaluations[split.name].per_pair[measure.name].to_numpy(),
+                    groups=groups,
+                )
+                for r in family
+            ]
+            expected = {
+                r.label
+                for r, p in zip(family, stats.holm(raw), strict=True)
+                if p < ALPHA and r.mean(split.name, measure) > lead.mean(split.name, measure)
+            }
             assert {r.label for r in board.better_than_lead(split.name, measure)} == expected
     from sourcesum.render import render_markdown
 
     text = render_markdown(board)
     perplexity = board.row("published:perplexity")
-    line = next(l for l in text.splitlines() if l.startswith("  - XSum-PEGASUS NDCG:"))
+    line = next(x for x in text.splitlines() if x.startswith("  - XSum-PEGASUS NDCG:"))
     assert (perplexity.label in line) == (perplexity in board.better_than_lead("xsum_pegasus", NDCG))
     replaced, all_nan = board.row("published:attention").nan_replaced["cnn_pegasus"]
-    assert (f"On CNN/DM-PEGASUS, {replaced:,} NaN scores were replaced by 0 as in the paper; in "
-            f"{all_nan} of its 468 pairs every score was NaN") in text
+    assert (
+        f"On CNN/DM-PEGASUS, {replaced:,} NaN scores were replaced by 0 as in the paper; in "
+        f"{all_nan} of its 468 pairs every score was NaN"
+    ) in text
 
 
 def test_compare_and_show_take_published_rows(capsys, scores_dir):
@@ -165,5 +174,9 @@ def test_compare_and_show_take_published_rows(capsys, scores_dir):
     code = main(["show", pair.id, "--ranker", "published:attention", "--json"])
     view = json.loads(capsys.readouterr()[0])
     expected = load_published("cnn_pegasus", "attention").entry.scores[pair.id]
-    assert code == 0 and [s["scores"]["published: cross-attention (PEGASUS)"]["score"] for s in view["sentences"]] == expected
+    assert (
+        code == 0
+        and [s["scores"]["published: cross-attention (PEGASUS)"]["score"] for s in view["sentences"]]
+        == expected
+    )
     assert main(["show", load_split("xsum_reference").pairs[0].id, "--ranker", "published:attention"]) == 2

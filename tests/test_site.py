@@ -2,7 +2,8 @@
 chromedriver). A missing browser is a failure, never a skip: CI installs it (.ci/run).
 
 The site is built once per module by the CLI from a small temporary store and declaration (lead,
-random and bm25 ranked, oracle as reference, on the four main splits), the way `sourcesum
+random and bm25 ranked, oracle as reference, the paper's published ROUGE-1 output, on the four
+main splits), the way `sourcesum
 leaderboard` builds the declared board; expectations come from the same declared board.
 """
 
@@ -39,6 +40,9 @@ ranker = "bm25"
 
 [[references]]
 ranker = "oracle"
+
+[[published]]
+method = "rouge1"
 """
 
 
@@ -139,27 +143,36 @@ def test_every_leaderboard_row_and_value_is_on_the_page(built, browser):
     open_page(browser, out / INDEX_FILE)
     assert texts(browser, "#leaderboard tbody th") == [r.label for r in board.ranked_rows]
     assert texts(browser, "#reference-rows tbody th") == [r.label for r in board.reference_rows]
+    assert texts(browser, "#published-rows tbody th") == [r.label for r in board.published_rows] != []
+    assert texts(browser, "#human-table tbody th") == board.human.labels
     columns = _columns(board)
-    for table, rows in (("leaderboard", board.ranked_rows), ("reference-rows", board.reference_rows)):
+    tables = (
+        ("leaderboard", board.ranked_rows),
+        ("published-rows", board.published_rows),
+        ("reference-rows", board.reference_rows),
+    )
+    for table, rows in tables:
         for position, row in enumerate(rows, start=1):
             cells = texts(browser, f"#{table} tbody tr:nth-child({position}) td", "data-v")
             assert len(cells) == len(columns)
             for cell, (_, split, measure) in zip(cells, columns, strict=True):
                 expected = row.value(split, measure)
                 assert (cell == "") if not math.isfinite(expected) else float(cell) == expected
-    # Significance marks: one bold best per column, daggers where the test says "not worse".
-    assert len(texts(browser, "#leaderboard td strong")) == len(board.best)
-    daggers = len(texts(browser, "#leaderboard td .dagger"))
+    # Significance marks: one bold best per column among rankers and published rows, daggers
+    # where the test says "not worse".
+    competing = "#leaderboard td {0}, #published-rows td {0}"
+    assert len(texts(browser, competing.format("strong"))) == len(board.best)
+    daggers = len(texts(browser, competing.format(".dagger")))
     assert daggers == sum(
         row.not_worse_than_best(split, measure) and board.best.get((split, measure)) != row.label
-        for row in board.ranked_rows
+        for row in board.competing_rows
         for _, split, measure in columns
         if split is not None
     )
     assert texts(browser, "#leaderboard td .ci")[0].startswith("[")
     assert len(texts(browser, "#ties-table tbody tr")) == sum(len(r.ties) for r in board.rows)
     keys = " ".join(texts(browser, "#configurations-table td code"))
-    assert all(entry.key in keys for row in board.rows for entry in row.entries.values())
+    assert all(entry.key in keys for row in board.rows if not row.published for entry in row.entries.values())
     assert "preferred-citation" in texts(browser, "#cite pre")[0]
 
 

@@ -7,13 +7,12 @@ import itertools
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
-
 from sourcesum import stats
 from sourcesum.data import load_split
 from sourcesum.evaluation import evaluate
 from sourcesum.measures import AP, NDCG
-from sourcesum.ties import tie_report, tie_shares
 from sourcesum.rankers import create_ranker
+from sourcesum.ties import tie_report, tie_shares
 
 
 def test_vectorized_bootstrap_equals_a_slow_loop_with_the_same_draws():
@@ -107,7 +106,7 @@ def test_batched_statistics_equal_one_call_per_vector():
     base = rng.random(120)
     each = stats.bootstrap_means_each(vectors, 500, 3, groups)
     tests = stats.randomization_test_each(vectors, base, 500, 3, groups)
-    for vector, means, p in zip(vectors, each, tests):
+    for vector, means, p in zip(vectors, each, tests, strict=True):
         assert np.array_equal(means, stats.bootstrap_means(vector, 500, 3, groups)[0])
         assert p == stats.randomization_test(vector, base, 500, 3, groups)
 
@@ -120,7 +119,7 @@ def test_the_two_splits_of_a_corpus_draw_the_same_documents():
         documents = sorted({p.document_key for p in a})
         assert documents == sorted({p.document_key for p in b})
 
-        def drawn(split):
+        def drawn(split, documents=documents):
             keys = [p.document_key for p in split]
             indicators = np.array([[float(k == d) for k in keys] for d in documents])
             return stats.bootstrap_means(indicators, 300, stats.DEFAULT_SEED, keys) > 0
