@@ -1,4 +1,4 @@
-"""The leaderboard plot: per split, each ranker's NDCG and MAP with 95% CI whiskers (PNG)."""
+"""The leaderboard plot: per split, each ranker's mean of every board measure with 95% CI whiskers (PNG)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import io
 
 import numpy as np
 
-from sourcesum.leaderboard import LEADERBOARD_MEASURES, Leaderboard
-from sourcesum.measures import NDCG
+from sourcesum.leaderboard import Leaderboard
+from sourcesum.render import column_name
+
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
 
 def render_png(board: Leaderboard) -> bytes:
@@ -23,12 +25,14 @@ def render_png(board: Leaderboard) -> bytes:
                              sharey=True)
     y = np.arange(len(rows))[::-1]
     for ax, split in zip(np.atleast_1d(axes), board.splits):
-        for offset, measure, color in zip((0.17, -0.17), LEADERBOARD_MEASURES, ("tab:blue", "tab:orange")):
+        count = len(board.measures)
+        offsets = np.linspace(0.17, -0.17, count) if count > 1 else [0.0]
+        for offset, measure, color in zip(offsets, board.measures, COLORS * 2, strict=False):
             values = np.array([r.mean(split.name, measure) for r in rows])
             ci = np.array([r.ci.get((split.name, measure), (np.nan, np.nan)) for r in rows])
             err = np.abs(np.vstack([values - ci[:, 0], ci[:, 1] - values]))
             ax.errorbar(values, y + offset, xerr=np.nan_to_num(err), fmt="o", ms=3.5, capsize=2.5,
-                        color=color, label="NDCG" if measure == NDCG else "MAP")
+                        color=color, label=column_name(measure))
         ax.set_title(split.title, fontsize=10)
         ax.set_xlim(0.25, 1.02)
         ax.grid(axis="x", alpha=0.3)
@@ -36,7 +40,8 @@ def render_png(board: Leaderboard) -> bytes:
     first.set_yticks(y)
     first.set_yticklabels(labels, fontsize=8)
     first.legend(loc="lower left", fontsize=8)
-    fig.suptitle("SourceSum: mean NDCG and MAP with 95% bootstrap CIs (documents resampled)", fontsize=11)
+    names = " and ".join(column_name(m) for m in board.measures)
+    fig.suptitle(f"SourceSum: mean {names} with 95% bootstrap CIs (documents resampled)", fontsize=11)
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})

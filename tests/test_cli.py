@@ -225,3 +225,20 @@ def test_a_closed_pipe_ends_quietly():
     proc = subprocess.run(f"{sys.executable} -c \"{script}\" | head -1", shell=True, capture_output=True,
                           text=True, timeout=120)
     assert proc.stdout.startswith("pair ") and proc.stderr == ""
+
+
+def test_leaderboard_measures_are_generic_end_to_end(capsys, scores_dir, tmp_path):
+    run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--no-progress")
+    out = tmp_path / "board.md"
+    measures = ["--measures", "nDCG@5,AP,RR"]
+    assert run_cli(capsys, "leaderboard", "--all", "-o", str(out), *measures)[0] == 0
+    text = out.read_text()
+    assert "| Ranker | XSum-PEGASUS nDCG@5 | XSum-PEGASUS MAP | XSum-PEGASUS RR |" in text
+    assert "| Avg nDCG@5 | Avg MAP | Avg RR |" in text and "map" not in text.split("## Results")[1][:400]
+    _, latex, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "latex", *measures)
+    assert r"\multicolumn{3}{c}{XSum-PEGASUS}" in latex and "Ranker & nDCG@5 & MAP & RR & nDCG@5" in latex
+    _, csv_text, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "csv", *measures)
+    assert "XSum-PEGASUS RR CI low" in csv_text.splitlines()[0]
+    _, js, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "json", *measures)
+    lead = next(r for r in json.loads(js)["results"] if r["ranker"] == "lead" and r["split"] == "cnn_pegasus")
+    assert 0 < lead["RR"] <= 1 and 0 < lead["nDCG@5"] <= 1 and 0 < lead["map"] <= 1
