@@ -230,16 +230,19 @@ def _published_rows(keys: Sequence[str], splits: dict[str, Split], measures: Seq
 def _add_entry(row: Row, entry: ScoreEntry, split: Split, source: str, measures: Sequence[Measure]) -> None:
     row.entries[split.name] = entry
     row.evaluations[split.name] = evaluate(split, entry.scores, row.label, measures, source=source)
-    row.ties[split.name] = tie_report(split, entry.scores, row.label, measures)
 
 
 def _finish(splits: dict[str, Split], rows: list[Row], stale: list[str], measures: Sequence[Measure],
             with_stats: bool, resamples: int) -> Leaderboard:
     ordered = sorted(rows, key=lambda r: (-np.nan_to_num(r.average(measures[0]), nan=-1), r.label))
     board = Leaderboard(list(splits.values()), ordered, stale, tuple(measures))
-    board.human = human_agreement(board)
     _mark_best(board)
-    if with_stats:
+    if with_stats:  # what the rendered board adds to the rows' evaluations
+        for row in board.rows:
+            for name, entry in row.entries.items():
+                row.ties[name] = tie_report(splits[name], entry.scores, row.label, measures,
+                                            evaluation=row.evaluations[name])
+        board.human = human_agreement(board)
         add_statistics(board, resamples)
     return board
 

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from sourcesum.data import Split
-from sourcesum.evaluation import evaluate, ordered_scores
+from sourcesum.evaluation import Evaluation, evaluate, ordered_scores
 from sourcesum.measures import DEFAULT_MEASURES, Measure
 
 TIE_RULES = ("pessimistic", "default", "expected", "optimistic")
@@ -41,21 +41,32 @@ def tie_shares(split: Split, scores: Mapping[str, Sequence[float]]) -> tuple[flo
 
 
 def tie_report(split: Split, scores: Mapping[str, Sequence[float]], system: str,
-               measures: Sequence[Measure] = DEFAULT_MEASURES) -> dict[str, Any]:
+               measures: Sequence[Measure] = DEFAULT_MEASURES,
+               evaluation: Evaluation | None = None) -> dict[str, Any]:
     """Tie shares plus ``{measure name: {rule: split mean}}`` for the rules of :data:`TIE_RULES`
-    (``expected`` only for measures with an :attr:`~Measure.expectation`)."""
+    (``expected`` only for measures with an :attr:`~Measure.expectation`). ``evaluation``: the
+    scores' evaluation under the default rule if already computed (only what it lacks is)."""
     pair_share, sentence_share = tie_shares(split, scores)
     report: dict[str, Any] = {"pairs_with_ties": pair_share, "sentences_tied": sentence_share}
     expectations = [m.expectation for m in measures if m.expectation is not None]
-    grouped = evaluate(split, scores, system, list(dict.fromkeys([*measures, *expectations])))
+    wanted = list(dict.fromkeys([*measures, *expectations]))
+    have = set(evaluation.measures) if evaluation is not None else set()
+    missing = [m for m in wanted if m not in have]
+    extra = evaluate(split, scores, system, missing) if missing else None
+
+    def default_mean(measure: Measure) -> float:
+        source = evaluation if measure in have else extra
+        assert source is not None  # every wanted measure is in one of the two
+        return source.mean(measure)
+
     bounds = {rule: evaluate(split, scores, system, measures, tiebreak=rule) for rule in ("worst", "best")}
     for measure in measures:
         values = {
             "pessimistic": bounds["worst"].mean(measure),
-            "default": grouped.mean(measure),
+            "default": default_mean(measure),
             "optimistic": bounds["best"].mean(measure),
         }
         if measure.expectation is not None:
-            values["expected"] = grouped.mean(measure.expectation)
+            values["expected"] = default_mean(measure.expectation)
         report[measure.name] = {rule: values[rule] for rule in TIE_RULES if rule in values}
     return report
