@@ -1,4 +1,5 @@
-"""The ``sourcesum`` command line: list, run, evaluate, leaderboard, site, compare, show, export.
+"""The ``sourcesum`` command line: list, run, evaluate, leaderboard, site, compare, show, explain,
+export.
 
 Every user-facing failure prints one ``error: ...`` line and exits 2 (``--debug`` shows the
 traceback instead). Output for machines is JSON (``--json``); output for people is tables.
@@ -277,6 +278,43 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from sourcesum.data import load_split, resolve_split_names
+    from sourcesum.rankers import create_ranker
+
+    ranker = create_ranker(args.ranker, **parse_params(args.param, [args.ranker])[args.ranker])
+    explain = getattr(ranker, "explain", None)
+    if explain is None:
+        raise SourceSumError(f"ranker {args.ranker!r} fits no model to explain (try `sourcesum explain learned`)")
+    if ranker.needs_store:
+        ranker.store = open_stores(args.scores_dir)
+    records = [{"split": name, "ranker": ranker.label, "models": explain(load_split(name).pairs)}
+               for name in resolve_split_names(args.split)]
+    if args.json:
+        print(json.dumps({"explanations": records}, indent=2))
+        return 0
+    for record in records:
+        print(f"{record['ranker']} on {record['split']}:")
+        for model in record["models"]:
+            print(format_model(model))
+    return 0
+
+
+def format_model(model: dict[str, Any]) -> str:
+    """One fitted model in words: training data, hyper-parameter, inner CV, weights by size."""
+    name = "C" if model["model"] == "logistic" else "trees"
+    lines = [f"  {model['model']} fitted on {' + '.join(model['trained_on'])} ({model['pairs']} pairs), "
+             f"{name} = {model[name]:g}" + (" (chosen by inner CV)" if model["cv"] else " (fixed)")]
+    for row in model["cv"]:
+        mark = "  <- chosen" if row.get("selected") else ""
+        lines.append(f"    inner CV {name}={row[name]:g}: nDCG {row['ndcg']:.4f}  AP {row['ap']:.4f}{mark}")
+    what = "weight (standardised feature)" if model["model"] == "logistic" else "share of split gain"
+    lines.append(f"    {what}:")
+    for feature, weight in sorted(model["weights"].items(), key=lambda kv: -abs(kv[1])):
+        lines.append(f"      {weight:+.4f}  {feature}")
+    return "\n".join(lines)
+
+
 def _declared_labels() -> list[str]:
     from sourcesum.leaderboard import read_declaration
     from sourcesum.rankers import create_ranker
@@ -402,6 +440,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scores-dir")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("explain", help="a trained ranker's fitted models: training data, chosen "
+                                        "hyper-parameters, weights or importances")
+    p.add_argument("ranker", help="ranker name (e.g. learned)")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="RANKER.NAME=VALUE")
+    p.add_argument("--split", default="all", help="comma-separated split names; 'all' = main four")
+    p.add_argument("--scores-dir", help="your store (base scores are read, or computed into it)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("migrate", help="convert score-store entries of an older format in place")
     p.add_argument("--scores-dir", help="store to migrate (default: your store)")

@@ -195,12 +195,13 @@ def is_current(entry: ScoreEntry, split: Split) -> str | None:
         return "computed on other data"
     if entry.ranker in RANKERS:
         cls = RANKERS.get(entry.ranker)
-        if cls.version != entry.version:
-            return f"version {entry.version}, ranker is now {cls.version}"
         try:
             canonical = cls.canonical_params(entry.params)
-        except SourceSumError as exc:
+            version = cls(**canonical).key_version()
+        except (SourceSumError, TypeError, ValueError) as exc:
             return f"parameters no longer valid ({exc})"
+        if version != entry.version:
+            return f"version {entry.version}, ranker is now {version}"
         if canonical != entry.params:
             return f"parameters {entry.params} are not in canonical form {canonical}"
     if not entry.complete:
@@ -292,7 +293,7 @@ def collect_declared(
         params = ranker.get_params()
         row = Row(ranker.label, ranker.name, params, item.reference or ranker.reference)
         for split in splits.values():
-            key = entry_key(ranker.name, ranker.version, params, split.sha256)
+            key = entry_key(ranker.name, ranker.key_version(), params, split.sha256)
             path = store.path_for(ranker.name, split.name, key)
             command = (f"sourcesum run --ranker {ranker.name} --split {split.name}"
                        + "".join(f" -p {ranker.name}.{k}={json.dumps(v) if not isinstance(v, str) else v}"

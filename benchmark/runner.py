@@ -66,11 +66,14 @@ def run_ranker(
     ranker: Ranker, split: Split, store: ScoreStore | StoreStack, progress: bool = True
 ) -> ScoreEntry:
     """Scores of ``ranker`` on every pair of ``split``, from the store where already computed."""
+    if ranker.needs_store:
+        ranker.store = store
     params = ranker.get_params()
-    key = entry_key(ranker.name, ranker.version, params, split.sha256)
+    version = ranker.key_version()
+    key = entry_key(ranker.name, version, params, split.sha256)
     entry = store.load(ranker.name, split.name, key) or ScoreEntry(
         ranker=ranker.name,
-        version=ranker.version,
+        version=version,
         params=params,
         label=ranker.label,
         split=split.name,

@@ -24,6 +24,8 @@ BUILTIN_RANKERS = {
     "perplexity_gain": "sourcesum.rankers.lm.perplexity:PerplexityGainRanker",
     "pmi": "sourcesum.rankers.lm.pmi:PMIRanker",
     "attention": "sourcesum.rankers.lm.attention:AttentionRanker",
+    "fusion": "sourcesum.rankers.fusion:FusionRanker",
+    "learned": "sourcesum.rankers.learned:LearnedRanker",
 }
 """Built-in rankers, ``name -> "module:Class"``; add a line here for each new built-in."""
 

@@ -58,6 +58,20 @@ class Ranker(ABC):
     package always are)."""
     param_specs: ClassVar[Mapping[str, Param]] = {}
     """Declared parameters (type, allowed values, doc); undeclared ones are inferred."""
+    needs_store: ClassVar[bool] = False
+    """True for rankers built from other rankers' stored scores (``fusion``, ``learned``): before
+    :meth:`fit`, the runner sets :attr:`store` to the store stack it reads and writes, so the
+    ranker can load (or compute, each under its own key) its base rankers' entries."""
+    store: Any = None
+    """The score store (or stack) of the current run; set by the runner when ``needs_store``."""
+
+    def key_version(self) -> str:
+        """The version written into this ranker's entries and their cache keys: ``version``.
+
+        A ranker built from other rankers' scores extends it with a digest of everything it
+        reads besides its own parameters and split (its bases' versions, training data), so a
+        new base version or new training data makes a new key and never reuses a stale entry."""
+        return self.version
 
     def fit(self, pairs: Sequence[Pair]) -> None:
         """Called once with every pair of a split before scoring (e.g. to compute IDF). No-op."""
@@ -113,17 +127,22 @@ class Ranker(ABC):
         }
         return self.canonical_params(current)
 
-    @property
-    def label(self) -> str:
-        """``name`` plus non-default parameters, e.g. ``random(seed=1)``."""
+    def changed_params(self, include_label_params: bool = True) -> dict[str, Any]:
+        """Parameters that differ from their defaults (plus ``label_params`` if asked)."""
         specs = self.parameters()
         changed = {}
         for key, value in self.get_params().items():
             spec, default = specs[key]
             if default is not inspect.Parameter.empty:
                 default = spec.coerce(default, f"{self.name}.{key}")
-            if key in self.label_params or default != value:
+            if (include_label_params and key in self.label_params) or default != value:
                 changed[key] = value
+        return changed
+
+    @property
+    def label(self) -> str:
+        """``name`` plus non-default parameters, e.g. ``random(seed=1)``."""
+        changed = self.changed_params()
         if not changed:
             return self.name
         return f"{self.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"

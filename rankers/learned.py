@@ -1,0 +1,350 @@
+"""Learning to rank from base rankers' stored scores, under a protocol that never trains on the
+pairs it scores.
+
+**Features** of sentence ``i`` (0-based) of a pair with ``n`` sentences of ``w_1..w_n`` words:
+each base's per-pair normalised score (``normalization``, see
+:mod:`sourcesum.rankers.composite`), then the groups named in ``features``:
+
+- ``position``: ``i / (n - 1)`` (0 when ``n = 1``), ``[i = 0]``, ``1 / (i + 1)``;
+- ``length``: ``log(1 + w_i)`` and the per-pair z-score of ``w_i``.
+
+The paper's published outputs are never features (they are not rankers; see
+:class:`~sourcesum.rankers.composite.BaseRankers`).
+
+**Models.**
+
+- ``logistic`` (default, scikit-learn): features standardised on the training rows, then
+  L2-regularised logistic regression on the *share* of annotators who voted each sentence a
+  source, ``p_i = votes_i / annotators_i`` (soft labels: each sentence enters once as a
+  positive with weight ``p_i`` and once as a negative with weight ``1 - p_i``, i.e. the
+  cross-entropy against ``p_i``); the score is the linear predictor ``w . x + b``.
+- ``lambdamart`` (LightGBM ``lambdarank``, the ``learned`` extra): gradient-boosted trees on the
+  graded relevance (number of 1-votes), one query per pair; fixed in advance: learning rate 0.05,
+  15 leaves, 20 rows per leaf at least, deterministic, one thread.
+
+**Hyper-parameters.** ``C`` (logistic) or ``trees`` (lambdamart) left at ``None`` is chosen by
+grouped ``folds``-fold cross-validation *inside the training pairs* (folds by document, seeded)
+from ``C_GRID`` / ``TREES_GRID``: the value with the highest pooled
+``(mean nDCG + mean AP) / 2`` over the held-out inner folds (ties: the earlier, more
+regularised value); the model is then refitted on all training pairs.
+
+**Protocols** (named in the row label):
+
+- ``cross-corpus`` (default): a pair of one corpus (XSum or CNN/DM) is scored by a model fitted
+  on the main splits of the *other* corpus: no pair, document or vote of the evaluated corpus
+  is read to fit it (the two splits of a corpus share one model).
+- ``kfold``: the split's pairs are cut into ``folds`` folds by document (a seeded permutation
+  of the sorted document keys, dealt round-robin); each fold is scored by a model fitted on
+  the other folds only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+from sourcesum import data
+from sourcesum.data import BINARY_MIN_VOTES, Pair
+from sourcesum.errors import ParameterError, RankerError
+from sourcesum.measures import AP, NDCG
+from sourcesum.metrics import Ranking, pad
+from sourcesum.params import Param
+from sourcesum.rankers.base import register
+from sourcesum.rankers.composite import NORMALIZATIONS, BaseRankers, CompositeRanker, normalize
+
+PROTOCOLS = ("cross-corpus", "kfold")
+MODELS = ("logistic", "lambdamart")
+FEATURE_GROUPS = ("position", "length")
+C_GRID = (0.01, 0.1, 1.0, 10.0)
+TREES_GRID = (50, 100, 200, 400)
+DEFAULT_FOLDS = 5
+
+
+def position_features(n: int) -> np.ndarray:
+    """``(n, 3)``: relative position, is-first, reciprocal position (module docstring)."""
+    i = np.arange(n, dtype=float)
+    relative = i / (n - 1) if n > 1 else np.zeros(n)
+    return np.column_stack([relative, (i == 0).astype(float), 1.0 / (i + 1.0)])
+
+
+def length_features(sentences: Sequence[str]) -> np.ndarray:
+    """``(n, 2)``: ``log(1 + words)`` and the per-pair z-score of the word count."""
+    words = np.array([len(s.split()) for s in sentences], dtype=float)
+    return np.column_stack([np.log1p(words), normalize(words, "zscore")])
+
+
+GROUP_FEATURES = {
+    "position": (("position:relative", "position:first", "position:reciprocal"), lambda p: position_features(p.n_sentences)),
+    "length": (("length:log_words", "length:z_words"), lambda p: length_features(p.sentences)),
+}
+
+
+@dataclass
+class TrainingSet:
+    """Feature rows of some pairs, with their votes and documents (pairs in order)."""
+
+    pair_ids: list[str]
+    documents: list[str]
+    features: list[np.ndarray]
+    graded: list[np.ndarray]
+    share: list[np.ndarray]
+
+    def subset(self, keep: np.ndarray) -> "TrainingSet":
+        index = np.flatnonzero(keep)
+        return TrainingSet(*[[values[i] for i in index] for values in
+                             (self.pair_ids, self.documents, self.features, self.graded, self.share)])
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for name, x, g, s in zip(self.pair_ids, self.features, self.graded, self.share, strict=True):
+            h.update(name.encode())
+            for array in (x, g, s):
+                h.update(np.ascontiguousarray(array).tobytes())
+        return h.hexdigest()
+
+
+def document_folds(documents: Sequence[str], folds: int, seed: int) -> np.ndarray:
+    """Fold of each item: its document's position in a seeded permutation of the sorted
+    distinct documents, modulo ``folds`` (items of one document share a fold)."""
+    distinct = sorted(set(documents))
+    order = np.random.default_rng(seed).permutation(len(distinct))
+    fold_of = {distinct[j]: position % folds for position, j in enumerate(order)}
+    return np.array([fold_of[d] for d in documents])
+
+
+def ranking_quality(scores: Sequence[np.ndarray], graded: Sequence[np.ndarray]) -> tuple[float, float]:
+    """Mean nDCG and mean AP (the harness's kernels and tie rules) of score lists."""
+    values, mask = pad([list(s) for s in scores])
+    relevance, _ = pad([list(g) for g in graded])
+    ranking = Ranking.from_scores(values, mask)
+    ndcg = NDCG.compute(ranking, relevance)
+    ap = AP.compute(ranking, (relevance >= BINARY_MIN_VOTES).astype(float))
+    return float(np.nanmean(ndcg)), float(np.nanmean(ap))
+
+
+@dataclass
+class Model:
+    """A fitted model, its hyper-parameter and the inner cross-validation that chose it."""
+
+    kind: str
+    hyper: dict[str, Any]
+    estimator: Any
+    feature_names: list[str]
+    trained_on: list[str]
+    n_pairs: int
+    cv: list[dict[str, Any]] = field(default_factory=list)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        if self.kind == "logistic":
+            return np.asarray(self.estimator.decision_function(x), dtype=float)
+        return np.asarray(self.estimator.predict(x), dtype=float)
+
+    def weights(self) -> dict[str, float]:
+        """Logistic: coefficients on the standardised features (plus the intercept); LambdaMART:
+        the share of the total split gain of each feature."""
+        if self.kind == "logistic":
+            logistic = self.estimator[-1]
+            out = dict(zip(self.feature_names, (float(c) for c in logistic.coef_[0]), strict=True))
+            out["(intercept)"] = float(logistic.intercept_[0])
+            return out
+        gains = np.asarray(self.estimator.booster_.feature_importance(importance_type="gain"), dtype=float)
+        total = gains.sum() or 1.0
+        return dict(zip(self.feature_names, (float(g / total) for g in gains), strict=True))
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.kind, "trained_on": self.trained_on, "pairs": self.n_pairs, **self.hyper,
+                "cv": self.cv, "weights": self.weights()}
+
+
+def _fit_estimator(kind: str, hyper: dict[str, Any], train: TrainingSet, seed: int) -> Any:
+    x = np.vstack(train.features)
+    if kind == "logistic":
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        share = np.concatenate(train.share)
+        rows = np.vstack([x, x])
+        target = np.concatenate([np.ones(len(x)), np.zeros(len(x))])
+        weight = np.concatenate([share, 1.0 - share])
+        keep = weight > 0
+        model = make_pipeline(StandardScaler(), LogisticRegression(C=hyper["C"], max_iter=1000))
+        model.fit(rows[keep], target[keep], logisticregression__sample_weight=weight[keep])
+        return model
+    try:
+        import lightgbm
+    except ImportError as exc:
+        raise RankerError("learned(model=lambdamart) needs LightGBM: pip install 'sourcesum-bench[learned]'") from exc
+    ranker = lightgbm.LGBMRanker(
+        objective="lambdarank", n_estimators=hyper["trees"], learning_rate=0.05, num_leaves=15,
+        min_child_samples=20, deterministic=True, force_row_wise=True, n_jobs=1, random_state=seed,
+        verbose=-1,
+    )
+    ranker.fit(x, np.concatenate(train.graded).astype(int), group=[len(f) for f in train.features])
+    return ranker
+
+
+_FITTED: dict[str, Model] = {}
+"""Models fitted in this process, keyed by a digest of their configuration and training rows
+(the two splits of a corpus share the cross-corpus model of the other)."""
+
+
+def train_model(kind: str, hyper: dict[str, Any], train: TrainingSet, feature_names: list[str],
+                trained_on: list[str], folds: int, seed: int) -> Model:
+    """Fit ``kind`` on ``train``; a ``None`` hyper-parameter is chosen by grouped inner CV."""
+    key = hashlib.sha256(json.dumps([kind, hyper, folds, seed, feature_names, train.digest()]).encode()).hexdigest()
+    if key in _FITTED:
+        return _FITTED[key]
+    name, grid = ("C", C_GRID) if kind == "logistic" else ("trees", TREES_GRID)
+    cv: list[dict[str, Any]] = []
+    if hyper[name] is None:
+        inner = document_folds(train.documents, folds, seed)
+        for value in grid:
+            trial = {**hyper, name: value}
+            scores: list[np.ndarray] = []
+            graded: list[np.ndarray] = []
+            for fold in range(folds):
+                model = _fit_estimator(kind, trial, train.subset(inner != fold), seed)
+                held = train.subset(inner == fold)
+                scores += [np.asarray(model.decision_function(x) if kind == "logistic" else model.predict(x))
+                           for x in held.features]
+                graded += held.graded
+            ndcg, ap = ranking_quality(scores, graded)
+            cv.append({name: value, "ndcg": ndcg, "ap": ap, "objective": (ndcg + ap) / 2})
+        best = max(range(len(cv)), key=lambda i: (cv[i]["objective"], -i))
+        cv[best]["selected"] = True
+        hyper = {**hyper, name: grid[best]}
+    model = Model(kind, hyper, _fit_estimator(kind, hyper, train, seed), feature_names, trained_on,
+                  len(train.pair_ids), cv)
+    _FITTED[key] = model
+    return model
+
+
+@register
+class LearnedRanker(CompositeRanker):
+    """Learning to rank on base rankers' normalised scores plus position and length (logistic or LambdaMART)."""
+
+    name = "learned"
+    version = "1"
+    label_params: ClassVar[tuple[str, ...]] = ("rankers", "protocol", "model")
+    libraries = ("scikit-learn", "lightgbm")
+    param_specs = {
+        "rankers": BaseRankers(),
+        "protocol": Param(str, "cross-corpus: fit on the other corpus's main splits; kfold: folds by "
+                               "document within the split", choices=PROTOCOLS),
+        "model": Param(str, "logistic regression (scikit-learn) or LambdaMART (LightGBM lambdarank)",
+                       choices=MODELS),
+        "normalization": Param(str, "per-pair normalisation of each base's scores", choices=NORMALIZATIONS),
+        "features": Param(str, "extra feature groups, comma-separated: position, length (empty: none)"),
+        "C": Param(float, "logistic inverse regularisation; none = chosen by inner CV from 0.01, 0.1, 1, 10",
+                   min=1e-6, optional=True),
+        "trees": Param(int, "LambdaMART boosting rounds; none = chosen by inner CV from 50, 100, 200, 400",
+                       min=1, optional=True),
+        "folds": Param(int, "folds of the kfold protocol and of the inner CV (grouped by document)", min=2),
+        "seed": Param(int, "seed of the fold assignment (and of LightGBM)"),
+    }
+
+    def __init__(self, rankers: str | list = "bm25,embedding", protocol: str = "cross-corpus",
+                 model: str = "logistic", normalization: str = "zscore", features: str = "position,length",
+                 C: float | None = None, trees: int | None = None, folds: int = DEFAULT_FOLDS, seed: int = 0):
+        self.rankers = self.param_specs["rankers"].coerce(rankers, f"{self.name}.rankers")
+        self.protocol, self.model, self.normalization = protocol, model, normalization
+        groups = [g.strip() for g in features.split(",") if g.strip()]
+        unknown = [g for g in groups if g not in FEATURE_GROUPS]
+        if unknown:
+            raise ParameterError(f"{self.name}.features={features}: unknown group {unknown[0]!r}; expected a "
+                                 f"comma-separated subset of {', '.join(FEATURE_GROUPS)}")
+        self.features = ",".join(g for g in FEATURE_GROUPS if g in groups)
+        if model == "logistic" and trees is not None:
+            raise ParameterError(f"{self.name}.trees applies to model=lambdamart only")
+        if model == "lambdamart" and C is not None:
+            raise ParameterError(f"{self.name}.C applies to model=logistic only")
+        self.C, self.trees, self.folds, self.seed = C, trees, folds, seed
+
+    # -- what the scores depend on -------------------------------------------------------
+    def key_inputs(self) -> list[Any]:
+        inputs = super().key_inputs()
+        if self.protocol == "cross-corpus":  # the training corpus's data, pinned by sha256
+            inputs.append({name: data.split_info(name).sha256 for name in data.main_splits()})
+        return inputs
+
+    @property
+    def feature_names(self) -> list[str]:
+        names = [f"{label}:{self.normalization}" for label in self.base_labels]
+        for group in self.features.split(","):
+            if group:
+                names += GROUP_FEATURES[group][0]
+        return names
+
+    def pair_features(self, pair: Pair) -> np.ndarray:
+        """``(n_sentences, n_features)`` feature rows of one pair (module docstring)."""
+        columns = [normalize(self.pair_scores(pair), self.normalization).T]
+        for group in self.features.split(","):
+            if group:
+                columns.append(GROUP_FEATURES[group][1](pair))
+        return np.hstack(columns)
+
+    def training_set(self, pairs: Sequence[Pair]) -> TrainingSet:
+        shares = [np.array([sum(v) / len(v) for v in pair.votes]) for pair in pairs]
+        return TrainingSet([p.id for p in pairs], [p.document_key for p in pairs],
+                           [self.pair_features(p) for p in pairs], [p.graded for p in pairs], shares)
+
+    def _train(self, pairs: Sequence[Pair], trained_on: list[str]) -> Model:
+        hyper = {"C": self.C} if self.model == "logistic" else {"trees": self.trees}
+        return train_model(self.model, hyper, self.training_set(pairs), self.feature_names, trained_on,
+                           self.folds, self.seed)
+
+    # -- protocols ---------------------------------------------------------------------
+    def training_splits(self, corpus: str) -> list[str]:
+        """Cross-corpus: the main splits of the corpus other than ``corpus``."""
+        names = [n for n in data.main_splits() if data.load_split(n).pairs[0].corpus != corpus]
+        if not names:
+            raise RankerError(f"learned(protocol=cross-corpus): no main split outside corpus {corpus!r} to fit on")
+        return names
+
+    def fit(self, pairs: Sequence[Pair]) -> None:
+        """Fit the models that score ``pairs`` (of one split) under the protocol."""
+        assigned: dict[str, dict[str, Model]] = self.__dict__.setdefault("_assigned", {})
+        by_split: dict[str, list[Pair]] = {}
+        for pair in pairs:
+            by_split.setdefault(pair.split, []).append(pair)
+        for split_name, members in by_split.items():
+            if self.protocol == "cross-corpus":
+                corpora = {p.corpus for p in members}
+                for corpus in sorted(corpora):
+                    names = self.training_splits(corpus)
+                    training = [p for name in names for p in data.load_split(name)]
+                    model = self._train(training, names)
+                    assigned.setdefault(split_name, {}).update({p.id: model for p in members if p.corpus == corpus})
+            else:
+                fold_of = document_folds([p.document_key for p in members], self.folds, self.seed)
+                for fold in range(self.folds):
+                    train = [p for p, f in zip(members, fold_of, strict=True) if f != fold]
+                    held = [p for p, f in zip(members, fold_of, strict=True) if f == fold]
+                    if not held:
+                        continue
+                    model = self._train(train, [f"{split_name} folds != {fold}"])
+                    assigned.setdefault(split_name, {}).update({p.id: model for p in held})
+
+    def model_for(self, pair: Pair) -> Model:
+        model = self.__dict__.get("_assigned", {}).get(pair.split, {}).get(pair.id)
+        if model is None:
+            raise RankerError(f"ranker {self.label}: no model for pair {pair.id}; call fit() with its split first")
+        return model
+
+    def score(self, pair: Pair) -> Sequence[float]:
+        return self.model_for(pair).predict(self.pair_features(pair)).tolist()
+
+    def explain(self, pairs: Sequence[Pair]) -> list[dict[str, Any]]:
+        """The fitted models that score ``pairs``: training data, chosen hyper-parameter, the
+        inner CV table, and the weights (logistic) or gain shares (LambdaMART)."""
+        self.fit(pairs)
+        seen: dict[int, Model] = {}
+        for pair in pairs:
+            model = self.model_for(pair)
+            seen.setdefault(id(model), model)
+        return [model.describe() for model in seen.values()]
