@@ -302,12 +302,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def format_model(model: dict[str, Any]) -> str:
     """One fitted model in words: training data, hyper-parameter, inner CV, weights by size."""
-    name = "C" if model["model"] == "logistic" else "trees"
+    names = ["C", "l1_ratio"] if model["model"] == "logistic" else ["trees"]
     lines = [f"  {model['model']} fitted on {' + '.join(model['trained_on'])} ({model['pairs']} pairs), "
-             f"{name} = {model[name]:g}" + (" (chosen by inner CV)" if model["cv"] else " (fixed)")]
+             + ", ".join(f"{n} = {model[n]:g}" for n in names)
+             + (" (chosen by inner CV)" if model["cv"] else " (fixed)")]
     for row in model["cv"]:
         mark = "  <- chosen" if row.get("selected") else ""
-        lines.append(f"    inner CV {name}={row[name]:g}: nDCG {row['ndcg']:.4f}  AP {row['ap']:.4f}{mark}")
+        tried = ", ".join(f"{n}={row[n]:g}" for n in names if n in row)
+        lines.append(f"    inner CV {tried}: nDCG {row['ndcg']:.4f}  AP {row['ap']:.4f}{mark}")
     what = "weight (standardised feature)" if model["model"] == "logistic" else "share of split gain"
     lines.append(f"    {what}:")
     for feature, weight in sorted(model["weights"].items(), key=lambda kv: -abs(kv[1])):

@@ -388,6 +388,19 @@ def _human_section(board: Leaderboard) -> list[str]:
     return lines
 
 
+def ranker_notes(board: Leaderboard) -> list[tuple[str, str]]:
+    """``(ranker, note)`` for every ranker on the board that has a ``board_note``, in row order."""
+    from sourcesum.rankers import RANKERS
+
+    out: list[tuple[str, str]] = []
+    for row in board.ranked_rows:
+        if row.ranker in RANKERS and row.ranker not in [name for name, _ in out]:
+            note = RANKERS.get(row.ranker).board_note
+            if note:
+                out.append((row.ranker, note))
+    return out
+
+
 def render_markdown(board: Leaderboard) -> str:
     data = manifest()
     lines = [
@@ -426,6 +439,9 @@ def render_markdown(board: Leaderboard) -> str:
     ]
     lines += _lead_note(board)
     lines += ["", "## Results", ""] + _markdown_table(board, board.ranked_rows)
+    notes = ranker_notes(board)
+    if notes:
+        lines += [""] + [f"- `{name}`: {note}" for name, note in notes]
     if board.published_rows:
         lines += ["", "## Published systems", ""] + _published_note(board) + [""]
         lines += _markdown_table(board, board.published_rows)

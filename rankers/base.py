@@ -58,6 +58,9 @@ class Ranker(ABC):
     package always are)."""
     param_specs: ClassVar[Mapping[str, Param]] = {}
     """Declared parameters (type, allowed values, doc); undeclared ones are inferred."""
+    board_note: ClassVar[str] = ""
+    """Markdown the leaderboard prints under its results when a row of this ranker is on it
+    (e.g. how a trained ranker was trained); empty for most rankers."""
     needs_store: ClassVar[bool] = False
     """True for rankers built from other rankers' stored scores (``fusion``, ``learned``): before
     :meth:`fit`, the runner sets :attr:`store` to the store stack it reads and writes, so the

@@ -57,6 +57,12 @@ class FusionRanker(CompositeRanker):
     name = "fusion"
     version = "1"
     label_params = ("rankers", "method")
+    board_note = (
+        "unsupervised fusion of the stored scores of the base rankers in its label, pair by pair "
+        "(`combsum`: sum of per-pair z-scores unless the label names another normalisation; "
+        "`combmnz`: that sum times the number of bases that score the sentence above their minimum; "
+        "`rrf`: sum of 1 / (k + rank)); no vote is read."
+    )
     param_specs = {
         "rankers": BaseRankers(),
         "method": Param(str, "combsum, combmnz (sum times the number of bases that retrieve the sentence) "

@@ -15,7 +15,7 @@ from sourcesum.cli import main
 from sourcesum.data import Split, load_split
 from sourcesum.errors import ParameterError
 from sourcesum.rankers import create_ranker
-from sourcesum.rankers.learned import C_GRID, document_folds, length_features, position_features
+from sourcesum.rankers.learned import C_GRID, L1_GRID, document_folds, length_features, position_features
 from sourcesum.store import ScoreStore, StoreStack
 
 BASES = "bm25,rouge1"  # committed entries: no base is computed here
@@ -108,15 +108,15 @@ def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(stor
     ranker.store = store
     [model] = ranker.explain(load_split("cnn_reference").pairs)
     assert model["trained_on"] == ["xsum_pegasus", "xsum_reference"] and model["pairs"] == 238
-    assert [row["C"] for row in model["cv"]] == list(C_GRID)
+    assert [(row["C"], row["l1_ratio"]) for row in model["cv"]] == [(c, l1) for c in C_GRID for l1 in L1_GRID]
     best = max(model["cv"], key=lambda row: row["objective"])
     assert best.get("selected") and model["C"] == best["C"]
     assert set(model["weights"]) == {"bm25:zscore", "rouge1:zscore", "position:relative", "position:first",
                                      "position:reciprocal", "length:log_words", "length:z_words", "(intercept)"}
-    fixed = create_ranker("learned", rankers=BASES, C=1.0, features="")
+    fixed = create_ranker("learned", rankers=BASES, C=1.0, l1_ratio=0.0, features="")
     fixed.store = store
     [model] = fixed.explain(load_split("cnn_reference").pairs)
-    assert model["cv"] == [] and model["C"] == 1.0 and set(model["weights"]) == {"bm25:zscore", "rouge1:zscore",
+    assert model["cv"] == [] and model["C"] == 1.0 and model["l1_ratio"] == 0.0 and set(model["weights"]) == {"bm25:zscore", "rouge1:zscore",
                                                                               "(intercept)"}
 
 
@@ -146,6 +146,8 @@ def test_key_covers_protocol_and_training_data(store):
 @pytest.mark.parametrize("params, message", [
     ({"trees": 10}, "model=lambdamart only"),
     ({"model": "lambdamart", "C": 1.0}, "model=logistic only"),
+    ({"model": "lambdamart", "l1_ratio": 1.0}, "model=logistic only"),
+    ({"l1_ratio": 0.5}, "learned.l1_ratio"),
     ({"features": "position,colour"}, "unknown group 'colour'"),
     ({"rankers": "published:perplexity"}, "published output"),
 ])
