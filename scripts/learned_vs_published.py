@@ -1,0 +1,59 @@
+"""A declared ranker row against the best published system of each of the 8 cells (4 splits x
+nDCG / MAP): the paired tests of `sourcesum compare` (document-level randomization test and
+paired bootstrap, 10,000 resamples, seed 0), then Holm over the 8 cells.
+
+For every cell the best published system is the published row with the highest mean there.
+Each cell's raw p-value is exactly what `sourcesum compare ROW PUBLISHED --split S --measures M`
+prints (its `p_randomization`); Holm's adjustment is then taken over the 8.
+
+Usage: ``python scripts/learned_vs_published.py [LABEL] [--markdown]`` (default LABEL: the
+declared cross-corpus ``learned`` row of leaderboard.toml).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from sourcesum import paths, stats
+from sourcesum.compare import compare_rows
+from sourcesum.data import main_splits
+from sourcesum.leaderboard import LEADERBOARD_MEASURES, collect_declared, read_declaration
+from sourcesum.store import ScoreStore
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("label", nargs="?", help="row label (default: the declared cross-corpus learned row)")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = parser.parse_args()
+    board = collect_declared(read_declaration(paths.DECLARATION_PATH),
+                             ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False))
+    if args.label:
+        row = board.row(args.label)
+    else:
+        [row] = [r for r in board.ranked_rows if r.ranker == "learned" and r.params["protocol"] == "cross-corpus"]
+    cells = []
+    for split in main_splits():
+        for measure in LEADERBOARD_MEASURES:
+            published = [r for r in board.published_rows if split in r.evaluations]
+            best = max(published, key=lambda r: r.mean(split, measure))
+            [comparison] = compare_rows([row, best], [split], [measure])
+            cells.append((split, measure, best, comparison))
+    adjusted = stats.holm([c.p_randomization for *_, c in cells])
+    print(f"{row.label}\nagainst the best published system per cell; Holm over the {len(cells)} cells\n")
+    if args.markdown:
+        print("| split | measure | learned [95% CI] | best published | published [95% CI] | difference [95% CI] "
+              "| p (randomization) | p (Holm, 8 cells) |")
+        print("|---|---|---:|---|---:|---:|---:|---:|")
+    for (split, measure, best, c), p_holm in zip(cells, adjusted, strict=True):
+        low, high = row.ci[(split, measure)]
+        blow, bhigh = best.ci[(split, measure)]
+        values = [split, measure.name, f"{c.mean_a:.4f} [{low:.4f}, {high:.4f}]", best.label,
+                  f"{c.mean_b:.4f} [{blow:.4f}, {bhigh:.4f}]",
+                  f"{c.mean_a - c.mean_b:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}]",
+                  f"{c.p_randomization:.4g}", f"{p_holm:.4g}"]
+        print(("| " + " | ".join(values) + " |") if args.markdown else "  ".join(values))
+
+
+if __name__ == "__main__":
+    main()
