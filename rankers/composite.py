@@ -64,8 +64,7 @@ def normalize(scores: np.ndarray, how: str) -> np.ndarray:
 class BaseRankers(Param):
     """The ``rankers`` parameter: base rankers, canonicalised (see the module docstring)."""
 
-    def __init__(self, doc: str = "base rankers: comma-separated names, or a JSON list of names and "
-                                  "{\"ranker\": NAME, \"params\": {...}} objects"):
+    def __init__(self, doc: str = "base rankers (canonicalised: sorted, with every parameter)"):
         super().__init__(type=JSON, doc=doc)
 
     @property

@@ -167,3 +167,22 @@ def test_cli_explain(capsys, tmp_path, monkeypatch):
     assert record["split"] == "xsum_pegasus" and record["models"][0]["weights"]["bm25:zscore"] != 0
     assert main(["explain", "bm25"]) == 2
     assert "fits no model" in capsys.readouterr().err
+
+
+def test_board_explains_the_protocol_under_the_results(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))  # the statistics memo
+    from sourcesum.leaderboard import collect_declared, read_declaration
+    from sourcesum.render import render_markdown
+    from sourcesum.runner import run_ranker
+
+    declaration = tmp_path / "board.toml"
+    declaration.write_text(f'[[rows]]\nranker = "lead"\n\n[[rows]]\nranker = "learned"\n'
+                           f'params = {{ rankers = "{BASES}", C = 1.0, l1_ratio = 0.0 }}\n')
+    ranker = create_ranker("learned", rankers=BASES, C=1.0, l1_ratio=0.0)
+    for name in data.main_splits():
+        run_ranker(ranker, load_split(name), store, progress=False)
+    board = collect_declared(read_declaration(declaration), store, resamples=200)
+    text = render_markdown(board)
+    results = text.split("## Results")[1].split("## Human agreement")[0]
+    assert "- `learned`: trained on the votes" in results and "`protocol=cross-corpus`" in results
+    assert "learned(C=1.0, l1_ratio=0.0, model=logistic, protocol=cross-corpus, rankers=bm25+rouge1)" in results
