@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.stats import rankdata
-
 from sourcesum.data import Pair, Split, load_split
 from sourcesum.errors import ParameterError, RankerError, SourceSumError
 from sourcesum.params import JSON, Param

@@ -17,11 +17,10 @@ per-pair normalised scores ``t_j(i)`` (see :mod:`sourcesum.rankers.composite`):
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.stats import rankdata
-
 from sourcesum.data import Pair
 from sourcesum.errors import ParameterError
 from sourcesum.params import Param

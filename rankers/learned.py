@@ -44,11 +44,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
-
 from sourcesum import data
 from sourcesum.data import BINARY_MIN_VOTES, Pair
 from sourcesum.errors import ParameterError, RankerError
@@ -96,7 +96,7 @@ class TrainingSet:
     graded: list[np.ndarray]
     share: list[np.ndarray]
 
-    def subset(self, keep: np.ndarray) -> "TrainingSet":
+    def subset(self, keep: np.ndarray) -> TrainingSet:
         index = np.flatnonzero(keep)
         return TrainingSet(*[[values[i] for i in index] for values in
                              (self.pair_ids, self.documents, self.features, self.graded, self.share)])

@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import pytest
-
 from sourcesum.cli import main
 from sourcesum.data import load_split
 from sourcesum.errors import ParameterError, RankerError

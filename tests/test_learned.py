@@ -9,7 +9,6 @@ import json
 
 import numpy as np
 import pytest
-
 from sourcesum import data, paths
 from sourcesum.cli import main
 from sourcesum.data import Split, load_split
