@@ -73,7 +73,8 @@ def format_view(view: dict[str, Any], width: int = 100) -> str:
     lines += textwrap.wrap("summary: " + view["summary"], width, subsequent_indent="         ")
     lines.append("")
     letters = [chr(ord("A") + i) for i in range(len(labels))]
-    lines += [f"  {letter} = {label}" for letter, label in zip(letters, labels)]
+    for letter, label in zip(letters, labels):  # long labels (e.g. learned rows) wrap
+        lines += textwrap.wrap(f"{letter} = {label}", width, initial_indent="  ", subsequent_indent="      ")
     lines.append("")
     header = f"{'#':>2}  {'votes':<9}" + "".join(f"{letter + ' rank (score)':>{CELL}}" for letter in letters)
     lines += [header, "-" * len(header)]
