@@ -57,6 +57,9 @@ class Registry(Generic[T]):
             raise TypeError(
                 f"{self.kind} name {name!r} is taken by {existing.__module__}.{existing.__name__}"
             )
+        declared = self._lazy.get(name)
+        if declared is not None and declared != f"{cls.__module__}:{cls.__qualname__}":
+            raise TypeError(f"{self.kind} name {name!r} is taken by {declared.replace(':', '.')}")
         self._classes[name] = cls
         return cls
 
@@ -67,13 +70,13 @@ class Registry(Generic[T]):
         for point in entry_points(group=self.entry_point_group):
             try:
                 loaded = point.load()
+                if isinstance(loaded, type):
+                    self.register(loaded)  # type: ignore[arg-type]
             except Exception as exc:
                 raise SourceSumError(
                     f"plugin {point.name!r} ({point.value}) in entry point group "
-                    f"{self.entry_point_group} failed to import: {exc}"
+                    f"{self.entry_point_group} failed to load: {exc}"
                 ) from exc
-            if isinstance(loaded, type):
-                self.register(loaded)  # type: ignore[arg-type]
 
     def get(self, name: str) -> T:
         """The class registered as ``name``; :class:`UnknownNameError` lists valid names."""

@@ -85,3 +85,30 @@ def test_batch_hook_is_used(scores_dir):
 
     run_ranker(Batched(), load_split("xsum_pegasus"), ScoreStore(scores_dir), progress=False)
     assert Batched.sizes == [50, 50, 19]
+
+
+def test_a_plugin_cannot_shadow_a_lazy_builtin(monkeypatch):
+    import sourcesum.registry as module
+
+    registry: Registry = Registry("ranker", Ranker, "g")
+    registry.register_lazy({"test_longest": "sourcesum.rankers.baselines:LeadRanker"})
+    with pytest.raises(TypeError, match="taken by sourcesum.rankers.baselines.LeadRanker"):
+        registry.register(LongestFirst)
+
+    class FakeEntryPoint:
+        name = "clash"
+        value = "clash_pkg:LongestFirst"
+
+        def load(self):
+            return LongestFirst
+
+    monkeypatch.setattr(module, "entry_points", lambda group: [FakeEntryPoint()])
+    with pytest.raises(module.SourceSumError, match="plugin 'clash' .* failed to load: .*taken by"):
+        registry.names()
+
+
+def test_every_builtin_loads_under_its_declared_name():
+    from sourcesum.rankers import BUILTIN_RANKERS
+
+    for name in BUILTIN_RANKERS:
+        assert RANKERS.get(name).name == name
