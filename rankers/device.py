@@ -1,6 +1,9 @@
-"""Device and offline-model resolution shared by the neural rankers."""
+"""Device and offline-model resolution shared by the neural rankers, and quiet model loading."""
 
 from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
 
 DEFAULT_SENTENCE_MODEL = "all-MiniLM-L6-v2"
 _OFFLINE_MODELS = {
@@ -33,3 +36,22 @@ def resolve_sentence_model(name: str) -> str:
         return name
     module = __import__(package)
     return str(module.get_model_path())
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Silence transformers' (and the Hugging Face hub's) progress bars while a model loads.
+
+    Their bars ("Loading weights", GGUF de-quantizing) would nest inside the runner's progress
+    bar and leave cursor-movement escape codes (``ESC[A``) in captured output. The previous
+    setting is restored afterwards.
+    """
+    from transformers.utils import logging
+
+    was_enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            logging.enable_progress_bar()

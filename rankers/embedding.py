@@ -15,7 +15,12 @@ import numpy as np
 from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
-from sourcesum.rankers.device import DEFAULT_SENTENCE_MODEL, resolve_device, resolve_sentence_model
+from sourcesum.rankers.device import (
+    DEFAULT_SENTENCE_MODEL,
+    quiet_loading,
+    resolve_device,
+    resolve_sentence_model,
+)
 
 
 @register
@@ -49,9 +54,10 @@ class EmbeddingRanker(Ranker):
         if self._encoder is None:
             from sentence_transformers import SentenceTransformer
 
-            self._encoder = SentenceTransformer(
-                resolve_sentence_model(self.model), device=resolve_device(self.device)
-            )
+            with quiet_loading():
+                self._encoder = SentenceTransformer(
+                    resolve_sentence_model(self.model), device=resolve_device(self.device)
+                )
         return self._encoder
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -128,12 +134,13 @@ class BERTScoreRanker(Ranker):
         if self._scorer is None:
             from bert_score import BERTScorer
 
-            self._scorer = BERTScorer(
-                model_type=resolve_sentence_model(self.model),
-                num_layers=self._layer(),
-                batch_size=self.batch_size,
-                device=resolve_device(self.device),
-            )
+            with quiet_loading():
+                self._scorer = BERTScorer(
+                    model_type=resolve_sentence_model(self.model),
+                    num_layers=self._layer(),
+                    batch_size=self.batch_size,
+                    device=resolve_device(self.device),
+                )
         return self._scorer
 
     def score_batch(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:

