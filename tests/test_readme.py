@@ -1,0 +1,58 @@
+"""README's Quick start and "Add a ranker" run verbatim (scripts/check_readme.py) and leave the
+tracked tree as it was; the script's own parsing is checked on a small README."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sourcesum.paths import PROJECT_ROOT
+
+sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
+import check_readme  # noqa: E402
+
+
+def test_blocks_sections_markers_and_continuations():
+    readme = (
+        "# T\n```bash\nnot run\n```\n## Quick start\n```bash\n# a comment\necho a \\\n  b  # c\n\n"
+        "echo d\n```\n<!-- check_readme: run -->\n\n```python\nprint(1)\n```\n"
+        "### Sub\n```bash\nnot run either\n```\n"
+    )
+    found = check_readme.blocks(readme)
+    assert [(b.heading, b.lang, b.marker) for b in found] == [
+        ("T", "bash", ""), ("Quick start", "bash", ""), ("Quick start", "python", "run"), ("Sub", "bash", "")]
+    assert check_readme.commands(found[1].text) == ["echo a    b  # c", "echo d"]
+
+
+def test_a_table_cut_by_a_blank_line_is_found():
+    text = "| a | b |\n|---|---:|\n| 1 | 2 |\n\n| 3 | 4 |\n```\n| in code |\n```\n"
+    assert check_readme.broken_tables(text) == [5]
+    assert check_readme.broken_tables((PROJECT_ROOT / "README.md").read_text()) == []
+
+
+def test_a_failing_command_fails_the_check(tmp_path: Path):
+    readme = tmp_path / "README.md"
+    readme.write_text("## Quick start\n```bash\ntrue\nfalse\necho never\n```\n")
+    done = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "check_readme.py"),
+                           "--readme", str(readme), "--section", "Quick start"], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "$ false" in done.stderr and "never" not in done.stdout + done.stderr
+
+
+def test_a_shown_file_that_drifted_fails_the_check(tmp_path: Path):
+    readme = tmp_path / "README.md"
+    readme.write_text("## Quick start\n<!-- check_readme: file pyproject.toml -->\n```toml\nnot it\n```\n")
+    done = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "check_readme.py"),
+                           "--readme", str(readme)], capture_output=True, text=True)
+    assert done.returncode == 1 and "differs from pyproject.toml" in done.stderr
+
+
+@pytest.mark.slow  # ~3 min: set-up check, leaderboard, site, plugin install, a personal board
+def test_readme_commands_run_verbatim_and_leave_the_tree_clean():
+    done = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "check_readme.py")],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "the tracked tree is unchanged" in done.stdout
