@@ -103,19 +103,53 @@ def render_json(board: Leaderboard) -> str:
     return json.dumps(payload, indent=2) + "\n"
 
 
+def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"ties": {"nDCG": {"default": x}}}`` -> ``{"ties nDCG default": x}``."""
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key} "))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
 def render_csv(board: Leaderboard) -> str:
+    """One line per row: per split and measure the mean and CI (``<split> <column>``, ``... CI
+    low``, ``... CI high``), the Avg columns likewise, then every other field of the row's JSON
+    records (:func:`records`), named ``<split title> <key>`` with nested keys joined by spaces
+    (``XSum-PEGASUS map_p_vs_best``, ``XSum-PEGASUS ties AP expected``); empty where a row has
+    no such field. JSON's human-agreement table is not in the CSV."""
+    from sourcesum.evaluation import result_key
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     columns = _columns(board)
     header = ["ranker", "reference", "published"]
     for name, _, _ in columns:
         header += [name, f"{name} CI low", f"{name} CI high"]
-    writer.writerow(header)
+    titles = {s.name: s.title for s in board.splits}
+    shown = {"ranker", "split", "reference", "published"}
+    shown |= {k for m in board.measures for k in (result_key(m), f"{result_key(m)}_ci")}
+    extra: dict[str, dict[str, Any]] = {}  # row label -> column -> value
+    extra_columns: dict[str, list[str]] = {s.name: [] for s in board.splits}
+    for record in records(board):
+        for key, value in _flatten(record).items():
+            if key in shown:
+                continue
+            name = f"{titles[record['split']]} {key}"
+            if name not in extra_columns[record["split"]]:
+                extra_columns[record["split"]].append(name)
+            extra.setdefault(record["ranker"], {})[name] = value
+    more = [name for s in board.splits for name in extra_columns[s.name]]
+    writer.writerow(header + more)
     for row in board.rows:
         cells: list[Any] = [row.label, row.reference, row.published]
         for _, split, measure in columns:
             low, high = row.ci.get((split, measure), (float("nan"), float("nan")))
             cells += [repr(row.value(split, measure)), repr(low), repr(high)]
+        values = extra.get(row.label, {})
+        cells += [repr(values[n]) if isinstance(values.get(n), float) else values.get(n, "") for n in more]
         writer.writerow(cells)
     return buffer.getvalue()
 
@@ -432,9 +466,9 @@ def render_markdown(board: Leaderboard) -> str:
         "seed 0, so the two splits of a corpus, which share their documents, draw the same "
         "documents in each resample.",
         f"- **Data**: `{data['repository']}` at commit `{data['commit'][:10]}` (sha256-pinned); "
-        f"sourcesum-bench {__version__}. Scores are the committed files in `data/scores/`; the "
+        f"sourcesum-bench {__version__}. Scores are {board.scores_from}; the "
         "published rows are read from the paper's outputs (see [Published systems](#published-systems)).",
-        "- **Regenerate**: `bash scripts/leaderboard.sh` (or `sourcesum leaderboard`); "
+        f"- **Regenerate**: {board.regenerate}; "
         f"plot: [`{PLOT_NAME}`]({PLOT_NAME}).",
     ]
     lines += _lead_note(board)

@@ -227,6 +227,54 @@ def test_a_closed_pipe_ends_quietly():
     assert proc.stdout.startswith("pair ") and proc.stderr == ""
 
 
+def test_csv_carries_every_field_of_the_json_records(capsys, scores_dir):
+    import csv
+    import io
+
+    from sourcesum.data import split_info
+
+    run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--no-progress")
+    _, js, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "json")
+    _, csv_text, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "csv")
+    lines = {line["ranker"]: line for line in csv.DictReader(io.StringIO(csv_text))}
+    results = json.loads(js)["results"]
+    assert {r["ranker"] for r in results} == set(lines)
+    measure_columns = {"ndcg": "NDCG", "map": "MAP"}
+    checked = set()
+
+    def check(line, name, value):
+        assert name in line, name
+        if isinstance(value, float):
+            assert float(line[name]) == value or (math.isnan(value) and math.isnan(float(line[name]))), name
+        else:
+            assert line[name] == str(value), name
+        checked.add(name.split(" ", 1)[1])
+
+    def leaves(record, prefix=""):
+        for key, value in record.items():
+            if isinstance(value, dict):
+                yield from leaves(value, f"{prefix}{key} ")
+            else:
+                yield f"{prefix}{key}", value
+
+    for record in results:
+        line, title = lines[record["ranker"]], split_info(record["split"]).title
+        for key, value in leaves(record):
+            if key in ("ranker", "split"):
+                continue
+            if key in ("reference", "published"):
+                assert line[key] == str(value)
+            elif key in measure_columns:
+                check(line, f"{title} {measure_columns[key]}", value)
+            elif key.endswith("_ci") and key[:-3] in measure_columns:
+                check(line, f"{title} {measure_columns[key[:-3]]} CI low", value[0])
+                check(line, f"{title} {measure_columns[key[:-3]]} CI high", value[1])
+            else:
+                check(line, f"{title} {key}", value)
+    # p-values against the best and against lead, and the tie report, are among them
+    assert {"ndcg_p_vs_best", "map_p_vs_lead", "ties pairs_with_ties", "ties AP expected"} <= checked
+
+
 def test_leaderboard_measures_are_generic_end_to_end(capsys, scores_dir, tmp_path):
     run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--no-progress")
     out = tmp_path / "board.md"
