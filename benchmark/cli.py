@@ -196,7 +196,12 @@ def _declared_or_all_board(args: argparse.Namespace, measures):
     from sourcesum.store import ScoreStore
 
     if args.all:
-        return collect(open_stores(args.scores_dir, must_exist=True), measures=measures)
+        board = collect(open_stores(args.scores_dir, must_exist=True), measures=measures)
+        store = f"`{args.scores_dir}`" if args.scores_dir else "your score store"
+        board.scores_from = f"every usable entry of {store} and of the committed `data/scores/`"
+        board.regenerate = "`sourcesum leaderboard --all -o FILE`" + (
+            f" with `--scores-dir {args.scores_dir}`" if args.scores_dir else "")
+        return board
     if args.scores_dir:
         root = Path(args.scores_dir).expanduser()
         if not root.is_dir():
@@ -204,7 +209,14 @@ def _declared_or_all_board(args: argparse.Namespace, measures):
     else:
         root = paths.COMMITTED_SCORES_DIR
     declaration = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
-    return collect_declared(read_declaration(declaration), ScoreStore(root, writable=False), measures=measures)
+    board = collect_declared(read_declaration(declaration), ScoreStore(root, writable=False), measures=measures)
+    if args.scores_dir or args.declaration:
+        board.scores_from = f"the files in `{args.scores_dir or 'data/scores'}`, the rows of " \
+                            f"`{args.declaration or 'leaderboard.toml'}`"
+        board.regenerate = "`sourcesum leaderboard" + "".join(
+            f" --{flag} {value}" for flag, value in (("declaration", args.declaration),
+                                                     ("scores-dir", args.scores_dir)) if value) + "`"
+    return board
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:

@@ -97,6 +97,10 @@ class Leaderboard:
     measures: tuple[Measure, ...] = LEADERBOARD_MEASURES
     best: dict[tuple[str | None, Measure], str] = field(default_factory=dict)
     human: HumanAgreement | None = None
+    scores_from: str = "the committed files in `data/scores/`"
+    """Where the rows' scores were read, in words (the Markdown header says it)."""
+    regenerate: str = "`bash scripts/leaderboard.sh` (or `sourcesum leaderboard`)"
+    """The command that renders this board again, in words."""
 
     @property
     def ranked_rows(self) -> list[Row]:

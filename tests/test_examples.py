@@ -76,3 +76,4 @@ def test_plugin_runs_compares_and_joins_a_personal_board(installed, tmp_path: Pa
     lines = [line for line in board.read_text().splitlines() if line.startswith("| overlap(lead_weight=0.3) |")]
     assert lines and lines[0].split(" | ")[1].strip("*").startswith(f"{run[0]['ndcg']:.4f}")  # Results table
     assert any(line.startswith("| bm25 |") for line in board.read_text().splitlines())
+    assert f"Scores are every usable entry of `{store}` and of the committed `data/scores/`" in board.read_text()
