@@ -114,17 +114,29 @@ def session_script(cmds: list[str], python_blocks: list[str]) -> str:
     for cmd in cmds:
         lines += [f"printf '%s\\n' {shlex.quote('$ ' + cmd)} >&2", "__s=$(date +%s%N)", cmd, done]
     for number, code in enumerate(python_blocks, 1):
-        lines += [f"printf '%s\\n' '$ python <README python block {number}>' >&2", "__s=$(date +%s%N)",
-                  "python - <<'CHECK_README_PYTHON'", code.rstrip("\n"), "CHECK_README_PYTHON", done]
+        lines += [
+            f"printf '%s\\n' '$ python <README python block {number}>' >&2",
+            "__s=$(date +%s%N)",
+            "python - <<'CHECK_README_PYTHON'",
+            code.rstrip("\n"),
+            "CHECK_README_PYTHON",
+            done,
+        ]
     return "\n".join(lines) + "\n"
 
 
 def tree_state() -> tuple[str, str]:
     """``git status --porcelain`` (untracked files listed one by one) and a hash of ``git diff HEAD``."""
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
-                            capture_output=True, text=True, check=True).stdout
-    diff = subprocess.run(["git", "diff", "HEAD", "--binary"], cwd=ROOT, capture_output=True,
-                          check=True).stdout
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    diff = subprocess.run(
+        ["git", "diff", "HEAD", "--binary"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
     return status, hashlib.sha256(diff).hexdigest()
 
 
@@ -134,16 +146,23 @@ def user_environment(home: Path) -> dict[str, str]:
     pip_cache = env.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
     for name in ("SOURCESUM_SCORES_DIR", "SOURCESUM_CACHE_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
         env.pop(name, None)
-    env.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"), PIP_CACHE_DIR=pip_cache,
-               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.update(
+        HOME=str(home),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        PIP_CACHE_DIR=pip_cache,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
     return env
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--readme", default=str(ROOT / "README.md"))
-    parser.add_argument("--section", action="append", help="heading to run (repeatable; default: "
-                                                           + ", ".join(repr(s) for s in SECTIONS) + ")")
+    parser.add_argument(
+        "--section",
+        action="append",
+        help="heading to run (repeatable; default: " + ", ".join(repr(s) for s in SECTIONS) + ")",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary HOME and print it")
     args = parser.parse_args(argv)
     sections = args.section or list(SECTIONS)
@@ -156,15 +175,23 @@ def main(argv: list[str] | None = None) -> int:
             if not path.is_file() or path.read_text(encoding="utf-8") != block.text:
                 failures.append(f"README line {block.line}: the block differs from {path.relative_to(ROOT)}")
     text = Path(args.readme).read_text(encoding="utf-8")
-    failures += [f"README line {n}: table rows without a header (a blank line cuts a table?)"
-                 for n in broken_tables(text)]
+    failures += [
+        f"README line {n}: table rows without a header (a blank line cuts a table?)"
+        for n in broken_tables(text)
+    ]
     missing = [s for s in sections if not any(b.heading == s for b in found)]
     if missing:
         failures.append(f"README has no code under the heading(s) {', '.join(map(repr, missing))}")
-    cmds = [c for s in sections for b in found if b.heading == s and b.lang in ("bash", "sh")
-            for c in commands(b.text)]
-    python_blocks = [b.text for s in sections for b in found
-                     if b.heading == s and b.lang == "python" and b.marker == "run"]
+    cmds = [
+        c
+        for s in sections
+        for b in found
+        if b.heading == s and b.lang in ("bash", "sh")
+        for c in commands(b.text)
+    ]
+    python_blocks = [
+        b.text for s in sections for b in found if b.heading == s and b.lang == "python" and b.marker == "run"
+    ]
     if failures:
         print("\n".join(f"error: {f}" for f in failures), file=sys.stderr)
         return 1
@@ -186,17 +213,24 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(home, ignore_errors=True)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
-        print(f"error: a README command failed (exit {done.returncode}); see the last `$` line above",
-              file=sys.stderr)
+        print(
+            f"error: a README command failed (exit {done.returncode}); see the last `$` line above",
+            file=sys.stderr,
+        )
         return 1
     after = tree_state()
     if after != before:
         changed = sorted(set(after[0].splitlines()) ^ set(before[0].splitlines()))
-        print("error: the README's commands changed the tracked tree"
-              + (f": {', '.join(changed)}" if changed else " (git diff HEAD differs)"), file=sys.stderr)
+        print(
+            "error: the README's commands changed the tracked tree"
+            + (f": {', '.join(changed)}" if changed else " (git diff HEAD differs)"),
+            file=sys.stderr,
+        )
         return 1
-    print(f"ok: {len(cmds)} commands and {len(python_blocks)} Python blocks of "
-          f"{', '.join(map(repr, sections))} ran in {elapsed:.0f} s; the tracked tree is unchanged")
+    print(
+        f"ok: {len(cmds)} commands and {len(python_blocks)} Python blocks of "
+        f"{', '.join(map(repr, sections))} ran in {elapsed:.0f} s; the tracked tree is unchanged"
+    )
     return 0
 
 

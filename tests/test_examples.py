@@ -13,7 +13,6 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-
 from sourcesum.data import load_split
 from sourcesum.evaluation import evaluate
 from sourcesum.paths import COMMITTED_SCORES_DIR
@@ -40,8 +39,7 @@ def stored(root: Path, ranker, split) -> ScoreEntry:
 def installed() -> None:
     points = {p.name: p.value for p in entry_points(group="sourcesum.rankers")}
     assert points.get("overlap") == "sourcesum_overlap:OverlapRanker", (
-        "the example plugin is not installed: pip install -e examples/overlap_ranker "
-        "(scripts/test.sh does)"
+        "the example plugin is not installed: pip install -e examples/overlap_ranker (scripts/test.sh does)"
     )
 
 
@@ -50,11 +48,24 @@ def test_plugin_runs_compares_and_joins_a_personal_board(installed, tmp_path: Pa
     store = tmp_path / "scores"
     split = load_split("xsum_pegasus")
 
-    run = json.loads(sourcesum("run", "--ranker", "overlap", "-p", "overlap.lead_weight=0.3",
-                               "--split", "xsum_pegasus", "--scores-dir", str(store), "--json",
-                               "--no-progress"))["results"]
+    run = json.loads(
+        sourcesum(
+            "run",
+            "--ranker",
+            "overlap",
+            "-p",
+            "overlap.lead_weight=0.3",
+            "--split",
+            "xsum_pegasus",
+            "--scores-dir",
+            str(store),
+            "--json",
+            "--no-progress",
+        )
+    )["results"]
     assert [(r["ranker"], r["split"], r["examples"]) for r in run] == [
-        ("overlap(lead_weight=0.3)", "xsum_pegasus", 119)]
+        ("overlap(lead_weight=0.3)", "xsum_pegasus", 119)
+    ]
     # The entry went to the named store (nothing under data/scores), and it is the plugin's scores.
     ranker = create_ranker("overlap", lead_weight=0.3)
     entry = stored(store, ranker, split)
@@ -62,8 +73,20 @@ def test_plugin_runs_compares_and_joins_a_personal_board(installed, tmp_path: Pa
     assert all(entry.scores[i] == pytest.approx(expected[i]) for i in expected)
     assert run[0]["ndcg"] == pytest.approx(evaluate(split, expected, "x").summary()["ndcg"])
 
-    compared = json.loads(sourcesum("compare", "overlap", "bm25", "--split", "xsum_pegasus",
-                                    "--resamples", "1000", "--scores-dir", str(store), "--json"))
+    compared = json.loads(
+        sourcesum(
+            "compare",
+            "overlap",
+            "bm25",
+            "--split",
+            "xsum_pegasus",
+            "--resamples",
+            "1000",
+            "--scores-dir",
+            str(store),
+            "--json",
+        )
+    )
     rows = {(c["a"], c["b"], c["measure"]): c for c in compared["comparisons"]}
     ndcg = rows[("overlap(lead_weight=0.3)", "bm25", "nDCG")]
     assert ndcg["mean_a"] == pytest.approx(run[0]["ndcg"])
@@ -73,7 +96,11 @@ def test_plugin_runs_compares_and_joins_a_personal_board(installed, tmp_path: Pa
 
     board = tmp_path / "board.md"
     sourcesum("leaderboard", "--all", "-o", str(board), "--scores-dir", str(store))
-    lines = [line for line in board.read_text().splitlines() if line.startswith("| overlap(lead_weight=0.3) |")]
+    lines = [
+        line for line in board.read_text().splitlines() if line.startswith("| overlap(lead_weight=0.3) |")
+    ]
     assert lines and lines[0].split(" | ")[1].strip("*").startswith(f"{run[0]['ndcg']:.4f}")  # Results table
     assert any(line.startswith("| bm25 |") for line in board.read_text().splitlines())
-    assert f"Scores are every usable entry of `{store}` and of the committed `data/scores/`" in board.read_text()
+    assert (
+        f"Scores are every usable entry of `{store}` and of the committed `data/scores/`" in board.read_text()
+    )

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from sourcesum.paths import PROJECT_ROOT
 
 sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
@@ -23,7 +22,11 @@ def test_blocks_sections_markers_and_continuations():
     )
     found = check_readme.blocks(readme)
     assert [(b.heading, b.lang, b.marker) for b in found] == [
-        ("T", "bash", ""), ("Quick start", "bash", ""), ("Quick start", "python", "run"), ("Sub", "bash", "")]
+        ("T", "bash", ""),
+        ("Quick start", "bash", ""),
+        ("Quick start", "python", "run"),
+        ("Sub", "bash", ""),
+    ]
     assert check_readme.commands(found[1].text) == ["echo a    b  # c", "echo d"]
 
 
@@ -36,8 +39,18 @@ def test_a_table_cut_by_a_blank_line_is_found():
 def test_a_failing_command_fails_the_check(tmp_path: Path):
     readme = tmp_path / "README.md"
     readme.write_text("## Quick start\n```bash\ntrue\nfalse\necho never\n```\n")
-    done = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "check_readme.py"),
-                           "--readme", str(readme), "--section", "Quick start"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(PROJECT_ROOT / "scripts" / "check_readme.py"),
+            "--readme",
+            str(readme),
+            "--section",
+            "Quick start",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1
     assert "$ false" in done.stderr and "never" not in done.stdout + done.stderr
 
@@ -45,14 +58,21 @@ def test_a_failing_command_fails_the_check(tmp_path: Path):
 def test_a_shown_file_that_drifted_fails_the_check(tmp_path: Path):
     readme = tmp_path / "README.md"
     readme.write_text("## Quick start\n<!-- check_readme: file pyproject.toml -->\n```toml\nnot it\n```\n")
-    done = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "check_readme.py"),
-                           "--readme", str(readme)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(PROJECT_ROOT / "scripts" / "check_readme.py"), "--readme", str(readme)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1 and "differs from pyproject.toml" in done.stderr
 
 
 @pytest.mark.slow  # ~3 min: set-up check, leaderboard, site, plugin install, a personal board
 def test_readme_commands_run_verbatim_and_leave_the_tree_clean():
-    done = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "check_readme.py")],
-                          capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [sys.executable, str(PROJECT_ROOT / "scripts" / "check_readme.py")],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     assert "the tracked tree is unchanged" in done.stdout

@@ -12,7 +12,7 @@ Score of sentence ``i`` (0-based) of ``n``, with ``S`` the summary's distinct co
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from sourcesum.data import Pair
 from sourcesum.params import Param

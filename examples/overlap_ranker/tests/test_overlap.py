@@ -3,24 +3,33 @@
 from __future__ import annotations
 
 import pytest
-
 from sourcesum.data import Pair
 from sourcesum.errors import ParameterError
 from sourcesum.rankers import RANKERS, create_ranker
 from sourcesum_overlap import OverlapRanker
 
 SENTENCES = (
-    "The weather was pleasant on Monday.",          # no summary word
+    "The weather was pleasant on Monday.",  # no summary word
     "The council approved a new budget for schools.",  # council, approv, budget, school
-    "Schools will receive more money.",              # school
+    "Schools will receive more money.",  # school
 )
-SUMMARY = "Council approves school budget."              # council, approv, school, budget
+SUMMARY = "Council approves school budget."  # council, approv, school, budget
 
 
 def pair() -> Pair:
-    return Pair(id="hand__0", split="hand", corpus="test", model="test", original_id="hand",
-                summary_idx=0, sentences=SENTENCES, summary=SUMMARY, document=" ".join(SENTENCES),
-                reference_summary=SUMMARY, votes=((0,), (1,), (0,)))
+    return Pair(
+        id="hand__0",
+        split="hand",
+        corpus="test",
+        model="test",
+        original_id="hand",
+        summary_idx=0,
+        sentences=SENTENCES,
+        summary=SUMMARY,
+        document=" ".join(SENTENCES),
+        reference_summary=SUMMARY,
+        votes=((0,), (1,), (0,)),
+    )
 
 
 def test_recall_is_the_share_of_summary_words_in_the_sentence():
