@@ -2,22 +2,24 @@
 
 Entries are matched by (ranker, split, entry key); matched entries become one entry holding the
 union of their pairs. A pair present in several entries must have identical scores (bit for
-bit), and the entries' headers (version, parameters, label, data sha256, pair count) must
-agree; otherwise :class:`~sourcesum.errors.ScoreFileError` names the ranker, split, pair and
-files. The target store's own entries take part in the merge. Everything goes through the
-store's public API (:meth:`ScoreStore.entries`, :meth:`ScoreStore.load`, :meth:`ScoreStore.save`).
+bit), and the entries' headers (version, parameters, label, data sha256, pair count and the
+library versions that produced the scores) must agree; otherwise
+:class:`~sourcesum.errors.ScoreFileError` names the ranker, split, pair and files. An entry that
+fails its own verification is an error naming its file. The target store's own entries take
+part in the merge. Everything goes through the store's public API (:meth:`ScoreStore.entries`,
+:meth:`ScoreStore.load`, :meth:`ScoreStore.save`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from sourcesum.errors import ScoreFileError, SourceSumError
 from sourcesum.store import ScoreEntry, ScoreStore
 
-HEADER = ("ranker", "version", "params", "label", "split", "data_sha256", "n_pairs")
+HEADER = ("ranker", "version", "params", "label", "split", "data_sha256", "n_pairs", "libraries")
 
 
 def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
@@ -83,6 +85,8 @@ def merge_stores(sources: Sequence[Path], target: Path) -> MergeReport:
             continue  # the same store twice, or the target itself (merged below)
         seen.add(root)
         for path, entry in ScoreStore(root).entries():
+            if isinstance(entry, ScoreFileError):
+                raise entry
             groups.setdefault((entry.ranker, entry.split, entry.key), []).append((str(path), entry))
     written = []
     for (ranker, split, key), entries in groups.items():

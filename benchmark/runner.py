@@ -23,15 +23,14 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
-
-from tqdm.auto import tqdm
 
 from sourcesum.data import Pair, Split
 from sourcesum.errors import RankerError, SourceSumError
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
 from sourcesum.rankers.base import Ranker
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
+from tqdm.auto import tqdm
 
 
 def validated_scores(ranker: Ranker, pair: Pair, scores: Sequence[float]) -> list[float]:
@@ -39,7 +38,9 @@ def validated_scores(ranker: Ranker, pair: Pair, scores: Sequence[float]) -> lis
     try:
         values = [float(x) for x in scores]
     except (TypeError, ValueError) as exc:
-        raise RankerError(f"ranker {ranker.label} returned non-numeric scores for pair {pair.id}: {exc}")
+        raise RankerError(
+            f"ranker {ranker.label} returned non-numeric scores for pair {pair.id}: {exc}"
+        ) from exc
     if len(values) != pair.n_sentences:
         raise RankerError(
             f"ranker {ranker.label} returned {len(values)} scores for pair {pair.id}, "
@@ -71,7 +72,7 @@ class Shard:
             raise SourceSumError(f"shard {self.index}/{self.count}: K must be between 1 and N")
 
     @classmethod
-    def parse(cls, text: str) -> "Shard":
+    def parse(cls, text: str) -> Shard:
         """``"K/N"`` -> ``Shard(K, N)``; anything else is an error naming the text."""
         index, slash, count = text.partition("/")
         try:
@@ -189,7 +190,9 @@ def _score_alone(ranker: Ranker, pair: Pair) -> list[float]:
     except Exception as exc:
         raise _named_error(ranker, pair, exc) from exc
     if len(results) != 1:
-        raise RankerError(f"ranker {ranker.label} returned {len(results)} score lists for pair {pair.id} alone")
+        raise RankerError(
+            f"ranker {ranker.label} returned {len(results)} score lists for pair {pair.id} alone"
+        )
     return validated_scores(ranker, pair, results[0])
 
 
@@ -225,14 +228,14 @@ def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], record: Callable[[Pair, 
                 alone.append((pair, _score_alone(ranker, pair)))
         finally:
             if len(alone) < len(chunk):  # a pair failed alone: keep those before it
-                for pair, scores in alone:
-                    record(pair, scores)
+                for done, values in alone:
+                    record(done, values)
         raise RankerError(
             f"ranker {ranker.label} failed on a batch of {len(chunk)} pairs (first pair {chunk[0].id}) "
             f"with {type(exc).__name__}: {exc}; each of those pairs succeeded when scored alone, so the "
             "failure comes from scoring them together (score_batch); none of them was saved"
         ) from exc
-    for pair, scores in zip(chunk, results):
+    for pair, scores in zip(chunk, results, strict=True):
         record(pair, validated_scores(ranker, pair, scores))
 
 

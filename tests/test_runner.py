@@ -3,22 +3,20 @@ sharing across splits, quick trials, shards and merging."""
 
 from __future__ import annotations
 
+import json
 from contextlib import nullcontext
 from typing import ClassVar
 
 import pytest
-
-import json
-
 from sourcesum.cli import main
 from sourcesum.data import load_split
 from sourcesum.errors import RankerError, ScoreFileError, SourceSumError
 from sourcesum.evaluation import evaluate
 from sourcesum.leaderboard import collect
 from sourcesum.merge import merge_stores
-from sourcesum.runner import Selection, group_batches, run_ranker, run_splits
-from sourcesum.store import ScoreEntry, ScoreStore
 from sourcesum.rankers import Ranker, create_ranker
+from sourcesum.runner import Selection, Shard, group_batches, run_ranker, run_splits
+from sourcesum.store import ScoreEntry, ScoreStore
 
 
 class CountingRanker(Ranker):
@@ -142,8 +140,10 @@ class BatchOnlyBug(CountingRanker):
         return [self.score(p) for p in pairs]
 
 
-@pytest.mark.parametrize("bug,original", [("raise", "IndexError: padding went wrong"),
-                                          ("short", "returned 9 score lists for 10 pairs")])
+@pytest.mark.parametrize(
+    "bug,original",
+    [("raise", "IndexError: padding went wrong"), ("short", "returned 9 score lists for 10 pairs")],
+)
 def test_a_batch_error_is_not_hidden_when_every_pair_succeeds_alone(split, scores_dir, bug, original):
     ranker = BatchOnlyBug()
     ranker.bug = bug
@@ -263,40 +263,47 @@ def test_a_quick_trial_is_cached_in_the_normal_entry_and_a_full_run_resumes(spli
 def test_a_subset_is_evaluated_on_its_own_pairs(split, scores_dir):
     entry = run_ranker(create_ranker("lead"), split, ScoreStore(scores_dir), progress=False)
     whole = evaluate(split, entry.scores, "lead")
-    (run,) = run_splits(create_ranker("lead"), [split], ScoreStore(scores_dir), Selection(limit=5), progress=False)
+    (run,) = run_splits(
+        create_ranker("lead"), [split], ScoreStore(scores_dir), Selection(limit=5), progress=False
+    )
     part = evaluate(run.scored_split(), run.scores(), "lead")
     assert len(part.per_pair) == 5 and len(whole.per_pair) == len(split)
     assert part.per_pair.equals(whole.per_pair.iloc[:5])
 
 
 def test_quick_trials_from_the_cli_say_partial_and_stay_off_the_leaderboard(split, scores_dir, capsys):
-    assert main(["run", "--ranker", "random", "--split", "xsum_pegasus,cnn_pegasus", "--limit", "4",
-                 "--no-progress"]) == 0
+    trial = ["run", "--ranker", "random", "-p", "random.seed=11"]  # no committed entry for seed 11
+    assert main([*trial, "--split", "xsum_pegasus,cnn_pegasus", "--limit", "4", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "random on xsum_pegasus: partial (4 of 119 pairs)" in out
-    assert "random on cnn_pegasus: partial (4 of 468 pairs)" in out
-    for path, entry in ScoreStore(scores_dir).entries():
-        assert len(entry.scores) == 4 and not entry.complete
+    assert "random(seed=11) on xsum_pegasus: partial (4 of 119 pairs)" in out
+    assert "random(seed=11) on cnn_pegasus: partial (4 of 468 pairs)" in out
+    entries = [entry for _, entry in ScoreStore(scores_dir).entries()]
+    assert len(entries) == 2 and all(len(e.scores) == 4 and not e.complete for e in entries)
     pair_id = split.pairs[10].id
-    assert main(["run", "--ranker", "random", "--split", "all", "--pairs", pair_id, "--json"]) == 0
+    assert main([*trial, "--split", "all", "--pairs", pair_id, "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)["results"]
     assert record["split"] == "xsum_pegasus" and record["examples"] == 1
     assert record["partial"] == "partial (1 of 119 pairs)"
     board = collect(ScoreStore(scores_dir), with_stats=False)
     assert not [row for row in board.rows if row.ranker == "random"]
-    assert sorted(s.split(": ")[1] for s in board.stale if s.startswith("random/")) == [
-        "partial (4/468 pairs)", "partial (5/119 pairs)"]
-    assert main(["run", "--ranker", "random", "--split", "xsum_pegasus", "--json"]) == 0
+    assert sorted(s.rsplit(": ", 1)[1] for s in board.stale if "/random/" in s) == [
+        "partial (4/468 pairs)",
+        "partial (5/119 pairs)",
+    ]
+    assert main([*trial, "--split", "xsum_pegasus", "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)["results"]
     assert record["examples"] == 119 and "partial" not in record
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--pairs", "no_such_pair"], "--pairs: no_such_pair not in split(s) xsum_pegasus"),
-    (["--limit", "0"], "--limit 0: must be a positive number of pairs"),
-    (["--shard", "3/2"], "shard 3/2: K must be between 1 and N"),
-    (["--shard", "two"], "--shard 'two': expected K/N"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--pairs", "no_such_pair"], "--pairs: no_such_pair not in split(s) xsum_pegasus"),
+        (["--limit", "0"], "--limit: 0 is not >= 1"),
+        (["--shard", "3/2"], "shard 3/2: K must be between 1 and N"),
+        (["--shard", "two"], "--shard 'two': expected K/N"),
+    ],
+)
 def test_bad_selections_are_errors_naming_the_input(scores_dir, capsys, argv, message):
     assert main(["run", "--ranker", "random", "--split", "xsum_pegasus", *argv]) == 2
     assert message in capsys.readouterr().err
@@ -304,8 +311,8 @@ def test_bad_selections_are_errors_naming_the_input(scores_dir, capsys, argv, me
 
 # --- sharded runs and merge -----------------------------------------------------------------
 
-SHARD_SPLITS = "xsum_pegasus,cnn_pegasus,cnn_reference"
-SHARD_RANKERS = "bm25,random,tfidf"  # tfidf overrides fit: its IDF needs the whole split
+SHARD_SPLITS = ["xsum_pegasus", "cnn_pegasus", "cnn_reference"]
+SHARD_RANKERS = ["bm25", "random", "tfidf"]  # tfidf overrides fit: its IDF needs the whole split
 
 
 def _store_files(root):
@@ -313,32 +320,69 @@ def _store_files(root):
 
 
 def test_shards_merged_equal_an_unsharded_run_bit_for_bit(tmp_path, capsys):
+    splits = [load_split(name) for name in SHARD_SPLITS]
     n = 3
-    for k in range(1, n + 1):
-        assert main(["run", "--ranker", SHARD_RANKERS, "--split", SHARD_SPLITS, "--shard", f"{k}/{n}",
-                     "--scores-dir", str(tmp_path / f"shard{k}"), "--no-progress", "--json"]) == 0
-        records = json.loads(capsys.readouterr().out)["results"]
-        assert len(records) == 9 and all(r["partial"].startswith("partial (") for r in records)
     shards = [ScoreStore(tmp_path / f"shard{k}") for k in range(1, n + 1)]
+    for k, store in enumerate(shards, start=1):
+        for name in SHARD_RANKERS:
+            runs = run_splits(
+                create_ranker(name), splits, store, Selection(shard=Shard(k, n)), progress=False
+            )
+            assert all(run.partial and run.pairs for run in runs)
     # disjoint, and a document's pairs (in every split) all in one shard
     owner: dict[str, int] = {}
+    by_id = {p.id: p for split in splits for p in split}
     for k, store in enumerate(shards):
         for _, entry in store.entries():
             assert not entry.complete and entry.scores
             for pid in entry.scores:
-                pair = next(load_split(s).by_id[pid] for s in SHARD_SPLITS.split(",") if pid in load_split(s).by_id)
-                assert owner.setdefault(pair.document_key, k) == k
+                assert owner.setdefault(by_id[pid].document_key, k) == k
+    assert len(owner) == len({p.document_key for p in by_id.values()})
     assert main(["merge", *(str(s.root) for s in shards), "-o", str(tmp_path / "merged")]) == 0
     assert "merged 3 store(s)" in capsys.readouterr().out
-    assert main(["run", "--ranker", SHARD_RANKERS, "--split", SHARD_SPLITS,
-                 "--scores-dir", str(tmp_path / "whole"), "--no-progress"]) == 0
-    merged, whole = _store_files(tmp_path / "merged"), _store_files(tmp_path / "whole")
-    assert len(whole) == 9 and merged == whole
+    whole = ScoreStore(tmp_path / "whole")
+    for name in SHARD_RANKERS:
+        run_splits(create_ranker(name), splits, whole, progress=False)
+    merged, unsharded = _store_files(tmp_path / "merged"), _store_files(whole.root)
+    assert len(unsharded) == 9 and merged == unsharded
+
+
+def test_a_shard_from_the_cli_is_partial(scores_dir, capsys):
+    assert (
+        main(
+            [
+                "run",
+                "--ranker",
+                "random",
+                "-p",
+                "random.seed=11",
+                "--split",
+                "xsum_pegasus",
+                "--shard",
+                "2/4",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    (record,) = json.loads(capsys.readouterr().out)["results"]
+    split = load_split("xsum_pegasus")
+    expected = [p for p in split if Shard(2, 4).holds(p)]
+    assert 0 < record["examples"] == len(expected) < len(split)
+    assert record["partial"] == f"partial ({len(expected)} of 119 pairs)"
 
 
 def _entry(split_name="xsum_pegasus", scores=None, n_pairs=119):
-    return ScoreEntry(ranker="lead", version="1", params={}, label="lead", split=split_name,
-                      data_sha256="abc", n_pairs=n_pairs, scores=scores or {})
+    return ScoreEntry(
+        ranker="lead",
+        version="1",
+        params={},
+        label="lead",
+        split=split_name,
+        data_sha256="abc",
+        n_pairs=n_pairs,
+        scores=scores or {},
+    )
 
 
 def test_merge_joins_pairs_and_refuses_conflicting_values(tmp_path):
@@ -352,7 +396,9 @@ def test_merge_joins_pairs_and_refuses_conflicting_values(tmp_path):
     assert merged.scores == {"p1": [1.0, 2.0], "p2": [0.5], "p3": [3.0], "p4": [4.0]}
 
     b.save(_entry(scores={"p2": [0.5000001]}))
-    with pytest.raises(ScoreFileError, match="lead on xsum_pegasus: pair p2 has different scores in .*a/lead"):
+    with pytest.raises(
+        ScoreFileError, match="lead on xsum_pegasus: pair p2 has different scores in .*a/lead"
+    ):
         merge_stores([a.root, b.root], tmp_path / "other")
     b.save(_entry(scores={"p9": [1.0]}, n_pairs=120))
     with pytest.raises(ScoreFileError, match="n_pairs differs \\(120 vs 119\\)"):

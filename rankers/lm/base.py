@@ -64,7 +64,7 @@ class LMRanker(Ranker):
         by_summary: dict[tuple[str, tuple[str, ...], str], Sequence[float]] = {}
         for key, members in groups.items():
             unique = list({p.summary: p for p in members}.values())
-            for pair, scores in zip(unique, self.score_document(unique)):
+            for pair, scores in zip(unique, self.score_document(unique), strict=True):
                 by_summary[(*key, pair.summary)] = scores
         return [by_summary[(p.document_key, p.sentences, p.summary)] for p in pairs]
 

@@ -51,7 +51,8 @@ class PMIRanker(LMRanker):
         if self._start is None:
             self._start = run_context(lm.model, start_tokens(lm.tokenizer))
         distinct = list(dict.fromkeys(texts))
-        values = dict(zip(distinct, continuation_nll(lm.model, self._start, distinct, self.batch_size).tolist()))
+        nll = continuation_nll(lm.model, self._start, distinct, self.batch_size)
+        values = dict(zip(distinct, nll.tolist(), strict=True))
         return [values[t] for t in texts]
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
