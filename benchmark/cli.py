@@ -76,6 +76,9 @@ def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measure
         if record.get("undefined"):
             print(f"note: {record[system_key]} on {record['split']}: measure undefined (no relevant "
                   f"sentence) on {record['undefined']} pairs, left out of the mean")
+        if record.get("partial"):
+            print(f"note: {record[system_key]} on {record['split']}: {record['partial']}, cached in the "
+                  f"normal entry (a full run resumes from them); the leaderboard shows complete entries only")
         if record.get("nan_replaced"):
             print(f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']} (as the "
                   f"paper did); in {record.get('all_nan_pairs', 0)} pair(s) every score was NaN, so all "
@@ -129,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sourcesum.data import load_split, resolve_split_names
     from sourcesum.evaluation import evaluate
     from sourcesum.measures import parse_measures
-    from sourcesum.runner import run_ranker
+    from sourcesum.runner import run_splits
     from sourcesum.rankers import create_ranker
 
     names = [n.strip() for n in args.ranker.split(",") if n.strip()]
@@ -140,13 +143,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     splits = [load_split(name) for name in resolve_split_names(args.split)]
     measures = parse_measures(args.measures)
     store = open_stores(args.scores_dir)
+    selection = _selection(args)
     results = []
     for ranker in rankers:
-        for split in splits:
-            entry = run_ranker(ranker, split, store, progress=not args.no_progress)
-            evaluation = evaluate(split, entry.scores, ranker.label, measures)
-            results.append(evaluation.summary())
+        for run in run_splits(ranker, splits, store, selection, progress=not args.no_progress):
+            if run.pairs:
+                evaluation = evaluate(run.scored_split(), run.scores(), ranker.label, measures)
+                results.append(evaluation.summary())
+                if run.partial:
+                    results[-1]["partial"] = f"partial ({len(run.pairs)} of {len(run.split)} pairs)"
     _emit(results, args.json, "ranker", measures)
+    return 0
+
+
+def _selection(args: argparse.Namespace):
+    """The pairs ``run`` scores: ``--limit``, ``--pairs``, ``--shard`` (default: all)."""
+    from sourcesum.runner import Selection, Shard
+
+    pair_ids = frozenset(p.strip() for p in args.pairs.split(",") if p.strip()) if args.pairs else None
+    shard = Shard.parse(args.shard) if args.shard else None
+    return Selection(limit=args.limit, pair_ids=pair_ids, shard=shard)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from sourcesum.merge import merge_stores
+
+    report = merge_stores([Path(s) for s in args.stores], Path(args.output))
+    print(report.summary())
     return 0
 
 
@@ -401,7 +424,16 @@ def build_parser() -> argparse.ArgumentParser:
                                         "~/.local/share/sourcesum/scores); data/scores is read below it")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="quick trial: only the first N pairs of each split")
+    p.add_argument("--pairs", metavar="ID[,ID]", help="quick trial: only these pair ids")
+    p.add_argument("--shard", metavar="K/N", help="only shard K of N (pairs split by document, 1 <= K <= N)")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("merge", help="merge score stores (e.g. of sharded runs) into one")
+    p.add_argument("stores", nargs="+", metavar="STORE", help="score-store folders to merge")
+    p.add_argument("--output", "-o", "--into", required=True, metavar="STORE",
+                   help="store to merge into (created if missing; its entries are merged too)")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("evaluate", help="evaluate a score file produced elsewhere")
     p.add_argument("file")

@@ -22,7 +22,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Sequence
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
@@ -207,7 +207,8 @@ class Pair:
 
     @property
     def document_key(self) -> str:
-        """Identifies the document: pairs sharing a document (and its split) share this key."""
+        """Identifies the document (a hash of its text): pairs on the same document share this key,
+        in every split (the runner groups and shards pairs by it)."""
         return hashlib.sha1(self.document.encode("utf-8")).hexdigest()[:16]
 
     @cached_property
@@ -318,21 +319,3 @@ def load_split(name: str) -> Split:
         raise DataError(f"{path}: {len(pairs)} pairs, the manifest says {info.pairs}")
     return Split(name=name, path=path, sha256=info.sha256, pairs=pairs)
 
-
-def companion_pairs(pairs: "Sequence[Pair]") -> list[Pair]:
-    """Pairs of the *other* main splits that share a document with ``pairs``.
-
-    The two XSum splits share their 119 documents, the two CNN/DM splits their 191: a ranker
-    whose cost is per document (LM ablations) can score the companions in the same pass.
-    """
-    keys = {p.document_key for p in pairs}
-    own = {p.split for p in pairs}
-    corpora = {p.corpus for p in pairs}
-    out: list[Pair] = []
-    for name in main_splits():
-        if name in own:
-            continue
-        split = load_split(name)
-        if split.pairs and split.pairs[0].corpus in corpora:
-            out.extend(p for p in split if p.document_key in keys)
-    return out

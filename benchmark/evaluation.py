@@ -62,16 +62,17 @@ class Evaluation:
         return self.per_pair.attrs["measures"]
 
 
-_RELEVANCE_CACHE: dict[tuple[str, str, int], dict[str, np.ndarray]] = {}
+_RELEVANCE_CACHE: dict[tuple[str, str, int, tuple[str, ...]], dict[str, np.ndarray]] = {}
 
 
 def relevance_arrays(split: Split, min_votes: int = BINARY_MIN_VOTES) -> dict[str, np.ndarray]:
     """Padded graded and binary relevance of a split, plus its mask (pairs in file order).
 
-    Memoised per (split, data checksum, threshold): evaluation is called in tight loops
-    (leaderboard, bootstrap, benchmarks) and the votes never change.
+    Memoised per (split, data checksum, threshold, pair ids): evaluation is called in tight
+    loops (leaderboard, bootstrap, benchmarks) and the votes never change; the ids keep a
+    subset of a split (a partial run) apart from the whole.
     """
-    key = (split.name, split.sha256, min_votes)
+    key = (split.name, split.sha256, min_votes, tuple(p.id for p in split))
     if key not in _RELEVANCE_CACHE:
         graded, mask = pad([pair.graded for pair in split])
         _RELEVANCE_CACHE[key] = {

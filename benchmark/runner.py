@@ -1,21 +1,36 @@
-"""Run a ranker over a split, validating its scores and caching them as it goes.
+"""Run a ranker over one or more splits, validating its scores and caching them as it goes.
 
-Contract: every pair gets exactly ``n_sentences`` finite scores. The store is written after each
-batch of ``ranker.batch_pairs`` pairs, so an interrupted or failed run keeps what it finished
-and the next run resumes with the pairs still missing.
+Contract: every pair gets exactly ``n_sentences`` finite scores. Each split has its own store
+entry, written after every batch of pairs, so an interrupted or failed run keeps what it
+finished and the next run resumes with the pairs still missing.
+
+Sharing across splits (the runner owns it): the pending pairs of all the splits of a run are
+grouped by document (``Pair.document_key``: XSum-PEGASUS and XSum-Reference share their 119
+documents, the two CNN/DM splits their 191) and :meth:`Ranker.score_batch` receives whole
+document groups, about ``batch_pairs`` pairs at a time, with pairs of several splits in one call,
+so a ranker whose cost is per document pays it once. A ranker that overrides
+:meth:`Ranker.fit` (split-dependent state such as an IDF) is instead run one split at a time:
+``fit(split.pairs)`` with the whole split, then that split's document groups.
+
+A :class:`Selection` restricts which pairs are scored: the first ``limit`` of each split, the
+listed pair ids, and/or one :class:`Shard` (every document's pairs, across splits, fall in one
+shard by a stable hash of its key). ``fit`` still sees the whole split; the entries written are
+partial, and ``sourcesum merge`` joins the shards' stores.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-from typing import Sequence
-
-from tqdm.auto import tqdm
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from sourcesum.data import Pair, Split
 from sourcesum.errors import RankerError, SourceSumError
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
 from sourcesum.rankers.base import Ranker
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
+from tqdm.auto import tqdm
 
 
 def validated_scores(ranker: Ranker, pair: Pair, scores: Sequence[float]) -> list[float]:
@@ -23,7 +38,9 @@ def validated_scores(ranker: Ranker, pair: Pair, scores: Sequence[float]) -> lis
     try:
         values = [float(x) for x in scores]
     except (TypeError, ValueError) as exc:
-        raise RankerError(f"ranker {ranker.label} returned non-numeric scores for pair {pair.id}: {exc}")
+        raise RankerError(
+            f"ranker {ranker.label} returned non-numeric scores for pair {pair.id}: {exc}"
+        ) from exc
     if len(values) != pair.n_sentences:
         raise RankerError(
             f"ranker {ranker.label} returned {len(values)} scores for pair {pair.id}, "
@@ -38,8 +55,157 @@ def validated_scores(ranker: Ranker, pair: Pair, scores: Sequence[float]) -> lis
     return values
 
 
-def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], entry: ScoreEntry) -> None:
-    """Score ``chunk`` into ``entry``; on failure, retry pair by pair to name the culprit."""
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count`` (1-based, as ``sourcesum run --shard K/N``).
+
+    A pair belongs to shard ``1 + h mod count``, ``h`` = the first 8 bytes (big-endian) of
+    sha256 of its ``document_key``: stable across processes and machines, and every pair of a
+    document, in any split, lands in the same shard.
+    """
+
+    index: int
+    count: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.index <= self.count:
+            raise SourceSumError(f"shard {self.index}/{self.count}: K must be between 1 and N")
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"K/N"`` -> ``Shard(K, N)``; anything else is an error naming the text."""
+        index, slash, count = text.partition("/")
+        try:
+            if not slash:
+                raise ValueError
+            return cls(int(index), int(count))
+        except ValueError:
+            raise SourceSumError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/8") from None
+
+    def holds(self, pair: Pair) -> bool:
+        digest = hashlib.sha256(pair.document_key.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which pairs of each split a run scores (default: all).
+
+    Applied in this order: the pairs whose id is in ``pair_ids``, the first ``limit`` of those
+    (file order), then the ones in ``shard``.
+    """
+
+    limit: int | None = None
+    pair_ids: frozenset[str] | None = None
+    shard: Shard | None = None
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and self.limit < 1:
+            raise SourceSumError(f"--limit {self.limit}: must be a positive number of pairs")
+
+    def pairs(self, split: Split) -> list[Pair]:
+        chosen = list(split.pairs)
+        if self.pair_ids is not None:
+            chosen = [p for p in chosen if p.id in self.pair_ids]
+        if self.limit is not None:
+            chosen = chosen[: self.limit]
+        if self.shard is not None:
+            chosen = [p for p in chosen if self.shard.holds(p)]
+        return chosen
+
+    def check(self, splits: Sequence[Split]) -> None:
+        """Every id in ``pair_ids`` must be a pair of one of ``splits``; else an error naming it."""
+        if self.pair_ids is None:
+            return
+        known = {p.id for split in splits for p in split}
+        missing = sorted(self.pair_ids - known)
+        if missing:
+            raise SourceSumError(
+                f"--pairs: {', '.join(missing)} not in split(s) {', '.join(s.name for s in splits)}"
+            )
+
+
+@dataclass
+class SplitRun:
+    """The outcome of a run on one split: its store entry and the pairs the run selected."""
+
+    split: Split
+    entry: ScoreEntry
+    pairs: list[Pair]
+
+    @property
+    def partial(self) -> bool:
+        """True when the run covered fewer pairs than the split has (``--limit``, ``--shard``...)."""
+        return len(self.pairs) < len(self.split)
+
+    def scored_split(self) -> Split:
+        """The split restricted to the selected pairs (the split itself when not partial)."""
+        if not self.partial:
+            return self.split
+        return Split(self.split.name, self.split.path, self.split.sha256, tuple(self.pairs))
+
+    def scores(self) -> dict[str, list[float]]:
+        """Scores of the selected pairs."""
+        return {p.id: self.entry.scores[p.id] for p in self.pairs}
+
+
+def splitwise(ranker: Ranker) -> bool:
+    """True when ``ranker`` overrides :meth:`Ranker.fit`: it is then run one split at a time."""
+    return type(ranker).fit is not Ranker.fit
+
+
+def document_groups(pairs: Sequence[Pair]) -> list[list[Pair]]:
+    """``pairs`` grouped by ``document_key`` (groups in order of first appearance)."""
+    groups: dict[str, list[Pair]] = {}
+    for pair in pairs:
+        groups.setdefault(pair.document_key, []).append(pair)
+    return list(groups.values())
+
+
+def group_batches(groups: Sequence[Sequence[Pair]], size: int) -> Iterator[list[Pair]]:
+    """Consecutive whole groups, each batch closed once it holds ``size`` pairs or more."""
+    batch: list[Pair] = []
+    for group in groups:
+        batch.extend(group)
+        if len(batch) >= max(1, size):
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _named_error(ranker: Ranker, pair: Pair, exc: Exception) -> SourceSumError:
+    if isinstance(exc, SourceSumError):
+        return exc
+    return RankerError(f"ranker {ranker.label} failed on pair {pair.id}: {type(exc).__name__}: {exc}")
+
+
+def _score_alone(ranker: Ranker, pair: Pair) -> list[float]:
+    """``pair``'s validated scores from a one-pair ``score_batch``; errors name the pair."""
+    try:
+        results = ranker.score_batch([pair])
+    except Exception as exc:
+        raise _named_error(ranker, pair, exc) from exc
+    if len(results) != 1:
+        raise RankerError(
+            f"ranker {ranker.label} returned {len(results)} score lists for pair {pair.id} alone"
+        )
+    return validated_scores(ranker, pair, results[0])
+
+
+def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], record: Callable[[Pair, list[float]], None]) -> None:
+    """Score ``chunk`` with one ``score_batch`` call and ``record`` every pair's scores.
+
+    Scores are validated pair by pair; the first invalid one raises its error (naming the
+    pair) after the pairs before it are recorded. Fallback, only to name the culprit when
+    ``score_batch`` itself raises or returns the wrong number of lists: the pairs are scored
+    again one at a time (with a warning); the first that fails alone raises its own error, the
+    pairs before it recorded. If every pair succeeds alone, the batch's failure is not hidden:
+    a :class:`RankerError` carrying the original error is raised (chained), nothing recorded.
+    """
     try:
         results = ranker.score_batch(chunk)
         if len(results) != len(chunk):
@@ -47,31 +213,37 @@ def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], entry: ScoreEntry) -> No
                 f"ranker {ranker.label} returned {len(results)} score lists for {len(chunk)} pairs "
                 f"(first pair {chunk[0].id})"
             )
-        checked = [validated_scores(ranker, pair, scores) for pair, scores in zip(chunk, results)]
     except Exception as exc:
-        if len(chunk) > 1:
-            for pair in chunk:  # salvage the pairs that work, fail on the first that does not
-                _score_chunk(ranker, [pair], entry)
-            return
-        if isinstance(exc, SourceSumError):
-            raise
+        if len(chunk) == 1:
+            raise _named_error(ranker, chunk[0], exc) from exc
+        warnings.warn(
+            f"ranker {ranker.label} failed on a batch of {len(chunk)} pairs ({type(exc).__name__}: {exc}); "
+            "scoring them one at a time to find the pair at fault",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        alone: list[tuple[Pair, list[float]]] = []
+        try:
+            for pair in chunk:
+                alone.append((pair, _score_alone(ranker, pair)))
+        finally:
+            if len(alone) < len(chunk):  # a pair failed alone: keep those before it
+                for done, values in alone:
+                    record(done, values)
         raise RankerError(
-            f"ranker {ranker.label} failed on pair {chunk[0].id}: {type(exc).__name__}: {exc}"
+            f"ranker {ranker.label} failed on a batch of {len(chunk)} pairs (first pair {chunk[0].id}) "
+            f"with {type(exc).__name__}: {exc}; each of those pairs succeeded when scored alone, so the "
+            "failure comes from scoring them together (score_batch); none of them was saved"
         ) from exc
-    for pair, scores in zip(chunk, checked):
-        entry.scores[pair.id] = scores
+    for pair, scores in zip(chunk, results, strict=True):
+        record(pair, validated_scores(ranker, pair, scores))
 
 
-def run_ranker(
-    ranker: Ranker, split: Split, store: ScoreStore | StoreStack, progress: bool = True
-) -> ScoreEntry:
-    """Scores of ``ranker`` on every pair of ``split``, from the store where already computed."""
-    if ranker.needs_store:
-        ranker.store = store
+def _new_entry(ranker: Ranker, split: Split, store: ScoreStore | StoreStack) -> ScoreEntry:
     params = ranker.get_params()
     version = ranker.key_version()
     key = entry_key(ranker.name, version, params, split.sha256)
-    entry = store.load(ranker.name, split.name, key) or ScoreEntry(
+    return store.load(ranker.name, split.name, key) or ScoreEntry(
         ranker=ranker.name,
         version=version,
         params=params,
@@ -81,9 +253,10 @@ def run_ranker(
         n_pairs=len(split),
         libraries=ranker.library_versions(),
     )
-    todo = [pair for pair in split if pair.id not in entry.scores]
-    if not todo:
-        return entry
+
+
+def _fit(ranker: Ranker, split: Split) -> None:
+    """``ranker.fit`` on the whole split; a failure is an error naming the ranker and split."""
     try:
         ranker.fit(split.pairs)
     except SourceSumError:
@@ -92,21 +265,74 @@ def run_ranker(
         raise RankerError(
             f"ranker {ranker.label} failed in fit() on split {split.name}: {type(exc).__name__}: {exc}"
         ) from exc
-    step = max(1, ranker.batch_pairs)
+
+
+def _score_pending(
+    ranker: Ranker, runs: Sequence[SplitRun], store: ScoreStore | StoreStack, progress: bool
+) -> None:
+    """Score the selected pairs still missing from ``runs``' entries, in cross-split document groups."""
+    owner: dict[Pair, ScoreEntry] = {}
+    for run in runs:
+        owner.update((p, run.entry) for p in run.pairs if p.id not in run.entry.scores)
+    touched: set[int] = set()
+
+    def record(pair: Pair, scores: list[float]) -> None:
+        entry = owner[pair]
+        entry.scores[pair.id] = scores
+        touched.add(id(entry))
+
+    total = sum(len(run.pairs) for run in runs)
     with tqdm(
-        total=len(split),
-        initial=len(split) - len(todo),
-        desc=f"{ranker.label} on {split.name}",
+        total=total,
+        initial=total - len(owner),
+        desc=f"{ranker.label} on {', '.join(run.split.name for run in runs)}",
         unit="pair",
         disable=not progress,
         leave=False,
     ) as bar:
-        for start in range(0, len(todo), step):
-            chunk = todo[start : start + step]
+        for chunk in group_batches(document_groups(list(owner)), ranker.batch_pairs):
             try:
-                _score_chunk(ranker, chunk, entry)
+                _score_chunk(ranker, chunk, record)
             finally:
-                if entry.scores:
-                    store.save(entry)
+                for run in runs:
+                    if id(run.entry) in touched:
+                        store.save(run.entry)
+                touched.clear()
             bar.update(len(chunk))
-    return entry
+
+
+def run_splits(
+    ranker: Ranker,
+    splits: Sequence[Split],
+    store: ScoreStore | StoreStack,
+    selection: Selection = Selection(),
+    progress: bool = True,
+) -> list[SplitRun]:
+    """Scores of ``ranker`` on the selected pairs of every split, from the store where cached.
+
+    Pending pairs of all ``splits`` are scored together in document groups, unless the ranker
+    overrides ``fit``: then split by split, after ``fit`` on the whole split (see the module
+    docstring). Returns one :class:`SplitRun` per split, in order.
+    """
+    names = [split.name for split in splits]
+    if len(set(names)) != len(names):
+        raise SourceSumError(f"run_splits: a split is listed twice in {names}")
+    selection.check(splits)
+    if ranker.needs_store:
+        ranker.store = store
+    runs = [SplitRun(split, _new_entry(ranker, split, store), selection.pairs(split)) for split in splits]
+    pending = [run for run in runs if any(p.id not in run.entry.scores for p in run.pairs)]
+    if splitwise(ranker):
+        for run in pending:
+            _fit(ranker, run.split)
+            _score_pending(ranker, [run], store, progress)
+    elif pending:
+        _score_pending(ranker, pending, store, progress)
+    return runs
+
+
+def run_ranker(
+    ranker: Ranker, split: Split, store: ScoreStore | StoreStack, progress: bool = True
+) -> ScoreEntry:
+    """Scores of ``ranker`` on every pair of one ``split`` (``run_splits`` on that split alone)."""
+    return run_splits(ranker, [split], store, progress=progress)[0].entry

@@ -52,7 +52,8 @@ class Ranker(ABC):
     """Parameters that change where or how fast scores are computed, not what (e.g. ``device``,
     ``batch_size``): left out of :meth:`get_params`, hence out of the cache key and the label."""
     batch_pairs: ClassVar[int] = 64
-    """How many pairs the runner hands to :meth:`score_batch` at once (and caches after)."""
+    """About how many pairs the runner hands to :meth:`score_batch` at once (and caches after);
+    whole document groups, so a call may hold more."""
     libraries: ClassVar[tuple[str, ...]] = ()
     """Distributions whose versions are recorded with the scores (numpy, Python and this
     package always are)."""
@@ -77,14 +78,27 @@ class Ranker(ABC):
         return self.version
 
     def fit(self, pairs: Sequence[Pair]) -> None:
-        """Called once with every pair of a split before scoring (e.g. to compute IDF). No-op."""
+        """Called once with every pair of a split before scoring (e.g. to compute IDF). No-op.
+
+        Overriding it declares split-dependent state: the runner then runs this ranker one split
+        at a time (``fit`` on the whole split, even in a ``--limit`` or ``--shard`` run, then
+        that split's pairs). A ranker that keeps the default gets document groups that span the
+        splits of a run (see :meth:`score_batch`).
+        """
 
     @abstractmethod
     def score(self, pair: Pair) -> Sequence[float]:
         """One finite score per sentence of ``pair`` (``len == pair.n_sentences``)."""
 
     def score_batch(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
-        """Scores for several pairs; override to batch across pairs (default: one by one)."""
+        """Scores for several pairs, in order; override to batch across pairs (default: one by one).
+
+        The runner hands over whole document groups (every pending pair of a document, grouped
+        by ``document_key``; about ``batch_pairs`` pairs per call, more when a group is larger),
+        from several splits at once unless :meth:`fit` is overridden. Share per-document work
+        within the call; there is no need to memoise scores across calls (the runner caches
+        them per split).
+        """
         return [self.score(pair) for pair in pairs]
 
     @classmethod

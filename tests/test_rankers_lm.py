@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 import torch
 
+from pathlib import Path
+
+from sourcesum.data import Split, load_split, main_splits
 from sourcesum.errors import SourceSumError
 from helpers import make_pair
+from sourcesum.paths import PROJECT_ROOT
+from sourcesum.runner import Selection, run_splits
+from sourcesum.store import ScoreStore
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.device import resolve_sentence_model
 from sourcesum.rankers.lm.engine import naive_nll
@@ -192,3 +198,84 @@ def test_a_document_longer_than_the_context_window_names_the_pair(tiny_causal):
     long_pair = make_pair(["word " * 600, "more words here."], "summary", pair_id="long__7")
     with pytest.raises(SourceSumError, match="pair long__7: .* exceed the model's limit of 512"):
         create_ranker("perplexity_gain", model="tiny-causal").score(long_pair)
+
+
+# --- sharing is the runner's: LM rankers share work within the document groups handed over ----
+
+DOC2 = ["Scientists counted penguins on the island.", "Their number doubled in ten years."]
+
+
+def _hand_split(name, pairs):
+    return Split(name=name, path=Path(name), sha256="0" * 64, pairs=tuple(pairs))
+
+
+def _two_splits():
+    a = _hand_split("hand_a", [make_pair(DOC, SUMMARIES[0], pair_id="a0"), make_pair(DOC2, "Penguins doubled.", pair_id="a1"),
+                               make_pair(DOC, SUMMARIES[1], pair_id="a2")])
+    b = _hand_split("hand_b", [make_pair(DOC, SUMMARIES[2], pair_id="b0"), make_pair(DOC, SUMMARIES[0], pair_id="b1")])
+    return a, b
+
+
+def _count_documents(ranker):
+    calls = []
+    inner = ranker.score_document
+
+    def counting(pairs):
+        calls.append([p.summary for p in pairs])
+        return inner(pairs)
+
+    ranker.score_document = counting
+    return calls
+
+
+@pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])
+def test_lm_rankers_score_a_document_once_for_all_its_splits(tiny_causal, tmp_path, name):
+    a, b = _two_splits()
+    ranker = create_ranker(name, model="tiny-causal", batch_size=2)
+    calls = _count_documents(ranker)
+    runs = run_splits(ranker, [a, b], ScoreStore(tmp_path / "both"), progress=False)
+    # one call per document; DOC's summaries from both splits together, b1 (= a0's summary) not twice
+    assert calls == [SUMMARIES, ["Penguins doubled."]]
+    scores = {pid: v for run in runs for pid, v in run.entry.scores.items()}
+    assert scores["b1"] == scores["a0"]
+    for pair in [*a, *b]:  # the same values as scoring the pair on its own
+        alone = create_ranker(name, model="tiny-causal").score(pair)
+        assert scores[pair.id] == pytest.approx(alone, abs=1e-5)
+
+    one = create_ranker(name, model="tiny-causal", batch_size=2)
+    calls = _count_documents(one)
+    run_splits(one, [b], ScoreStore(tmp_path / "b"), progress=False)
+    assert calls == [[SUMMARIES[2], SUMMARIES[0]]]  # one split computes only its own pairs
+
+
+def test_lm_rankers_keep_no_scores_between_calls(tiny_causal):
+    ranker = create_ranker("perplexity_gain", model="tiny-causal")
+    calls = _count_documents(ranker)
+    pair = _pairs()[0]
+    assert ranker.score(pair) == ranker.score(pair)
+    assert len(calls) == 2 and not hasattr(ranker, "_memo")
+
+
+def _first_document_ids(splits):
+    """Pair ids of the first document of each corpus, in every split holding that document."""
+    keys = {splits[0].pairs[0].document_key, splits[2].pairs[0].document_key}
+    return frozenset(p.id for s in splits for p in s if p.document_key in keys)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])
+def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
+    splits = [load_split(s) for s in main_splits()]
+    ids = _first_document_ids(splits)
+    runs = run_splits(create_ranker(name, device="cpu"), splits, ScoreStore(tmp_path), Selection(pair_ids=ids),
+                      progress=False)
+    committed = ScoreStore(PROJECT_ROOT / "data" / "scores")
+    checked = 0
+    for run in runs:
+        reference = committed.load(name, run.split.name, run.entry.key)  # same key: nothing to recompute
+        assert reference is not None and reference.complete, f"no committed {name} entry for {run.split.name}"
+        assert run.pairs
+        for pair_id, values in run.scores().items():
+            assert np.abs(np.array(values) - np.array(reference.scores[pair_id])).max() <= 1e-6, pair_id
+            checked += 1
+    assert checked == len(ids)

@@ -1,8 +1,7 @@
-"""Shared plumbing of the LM rankers: model options, loading, grouping pairs by document."""
+"""Shared plumbing of the LM rankers: model options, loading, scoring pairs one document at a time."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import ClassVar, Sequence
 
 from sourcesum.data import Pair
@@ -38,8 +37,6 @@ class LMRanker(Ranker):
     def _set_model_options(self, model: str, device: str, dtype: str, batch_size: int) -> None:
         """Store the common options; every LM ranker's ``__init__`` calls this."""
         self.model, self.device, self.dtype, self.batch_size = model, device, dtype, batch_size
-        self._memo: dict[tuple[str, str], Sequence[float]] = {}
-        self._companions: dict[str, list[Pair]] = {}
 
     def lm(self) -> LoadedLM:
         return load_lm(self.model, self.device, self.dtype, eager_attention=self.eager_attention)
@@ -53,32 +50,23 @@ class LMRanker(Ranker):
     def score(self, pair: Pair) -> Sequence[float]:
         return self.score_batch([pair])[0]
 
-    def fit(self, pairs: Sequence[Pair]) -> None:
-        """Note the other main split's pairs on the same documents (see :meth:`score_batch`)."""
-        from sourcesum.data import companion_pairs
-
-        self._companions = {}
-        for pair in companion_pairs(pairs):
-            self._companions.setdefault(pair.document_key, []).append(pair)
-
     def score_batch(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
-        """Scores per pair, computed one document at a time so pairs sharing it share work.
+        """Scores per pair, one document at a time, so the pairs handed over together share work.
 
-        The document's pairs in the other main split (XSum-PEGASUS/-Reference and
-        CNN/DM-PEGASUS/-Reference share documents) are scored in the same pass and memoised
-        by (document, summary), so running both splits costs little more than one.
+        Pairs with the same document (same ``document_key`` and sentences; the runner hands
+        over whole document groups, possibly from several splits) go to one
+        :meth:`score_document` call, and a summary repeated on a document is computed once.
+        Nothing is kept between calls.
         """
-        memo, companions = self._memo, self._companions
-        groups: "OrderedDict[str, list[Pair]]" = OrderedDict()
+        groups: dict[tuple[str, tuple[str, ...]], list[Pair]] = {}
         for pair in pairs:
-            if (pair.document_key, pair.summary) not in memo:
-                groups.setdefault(pair.document_key, []).append(pair)
+            groups.setdefault((pair.document_key, pair.sentences), []).append(pair)
+        by_summary: dict[tuple[str, tuple[str, ...], str], Sequence[float]] = {}
         for key, members in groups.items():
-            extra = [c for c in companions.get(key, []) if (key, c.summary) not in memo]
-            todo = list({p.summary: p for p in members + extra}.values())
-            for pair, scores in zip(todo, self.score_document(todo)):
-                memo[(key, pair.summary)] = scores
-        return [memo[(p.document_key, p.summary)] for p in pairs]
+            unique = list({p.summary: p for p in members}.values())
+            for pair, scores in zip(unique, self.score_document(unique), strict=True):
+                by_summary[(*key, pair.summary)] = scores
+        return [by_summary[(p.document_key, p.sentences, p.summary)] for p in pairs]
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         """Scores for pairs that share one document (same sentences, different summaries)."""

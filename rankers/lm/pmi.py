@@ -24,8 +24,9 @@ class PMIRanker(LMRanker):
     ``score_i = log P(sentence_i | summary) - log P(sentence_i)``; ``"summary|sentence"``:
     ``log P(summary | sentence_i) - log P(summary)``. Texts are read after the model's start
     token (BOS, else EOS) and a conditioning text is followed by a space; every token of the
-    scored text counts (the paper's unconditional term skipped the first token). Work shared:
-    the conditioning text's cache serves all continuations; unconditional terms are memoised.
+    scored text counts (the paper's unconditional term skipped the first token). Work shared
+    within a document: the conditioning text's cache serves all continuations, and each
+    unconditional term is computed once.
     """
 
     name = "pmi"
@@ -42,18 +43,17 @@ class PMIRanker(LMRanker):
             raise ValueError(f"direction must be one of {DIRECTIONS}")
         self.direction = direction
         self._set_model_options(model, device, dtype, batch_size)
-        self._start: CausalState | None = None
-        self._unconditional: dict[tuple[int, ...], float] = {}
+        self._start: CausalState | None = None  # the start token's cache, shared by all texts
 
     def _unconditional_nll(self, texts: Sequence[tuple[int, ...]]) -> list[float]:
+        """Mean token NLL of each text read after the start token (each distinct text once)."""
         lm = self.lm()
         if self._start is None:
             self._start = run_context(lm.model, start_tokens(lm.tokenizer))
-        missing = list(dict.fromkeys(t for t in texts if t not in self._unconditional))
-        if missing:
-            values = continuation_nll(lm.model, self._start, missing, self.batch_size)
-            self._unconditional.update(zip(missing, values.tolist()))
-        return [self._unconditional[t] for t in texts]
+        distinct = list(dict.fromkeys(texts))
+        nll = continuation_nll(lm.model, self._start, distinct, self.batch_size)
+        values = dict(zip(distinct, nll.tolist(), strict=True))
+        return [values[t] for t in texts]
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         lm = self.lm()

@@ -1,0 +1,99 @@
+"""Merge score stores (e.g. one per shard of a sharded run) into one store.
+
+Entries are matched by (ranker, split, entry key); matched entries become one entry holding the
+union of their pairs. A pair present in several entries must have identical scores (bit for
+bit), and the entries' headers (version, parameters, label, data sha256, pair count and the
+library versions that produced the scores) must agree; otherwise
+:class:`~sourcesum.errors.ScoreFileError` names the ranker, split, pair and files. An entry that
+fails its own verification is an error naming its file. The target store's own entries take
+part in the merge. Everything goes through the store's public API (:meth:`ScoreStore.entries`,
+:meth:`ScoreStore.load`, :meth:`ScoreStore.save`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sourcesum.errors import ScoreFileError, SourceSumError
+from sourcesum.store import ScoreEntry, ScoreStore
+
+HEADER = ("ranker", "version", "params", "label", "split", "data_sha256", "n_pairs", "libraries")
+
+
+def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
+    """One entry with the union of the pairs of ``entries`` (``(origin, entry)``, same key).
+
+    ``origin`` names where an entry came from, for error messages.
+    """
+    (first_origin, first), *rest = entries
+    merged = ScoreEntry(**{name: getattr(first, name) for name in HEADER}, scores=dict(first.scores))
+    origin = {pid: first_origin for pid in first.scores}
+    for where, entry in rest:
+        for name in HEADER:
+            if getattr(entry, name) != getattr(first, name):
+                raise ScoreFileError(
+                    f"cannot merge {where} into {first_origin}: {name} differs "
+                    f"({getattr(entry, name)!r} vs {getattr(first, name)!r})"
+                )
+        for pid, values in entry.scores.items():
+            known = merged.scores.get(pid)
+            if known is None:
+                merged.scores[pid] = list(values)
+                origin[pid] = where
+            elif known != values:
+                raise ScoreFileError(
+                    f"cannot merge {entry.ranker} on {entry.split}: pair {pid} has different scores "
+                    f"in {origin[pid]} and {where}"
+                )
+    if len(merged.scores) > merged.n_pairs:
+        raise ScoreFileError(
+            f"merging {merged.ranker} on {merged.split} gives {len(merged.scores)} pairs, "
+            f"more than the split's {merged.n_pairs}"
+        )
+    return merged
+
+
+@dataclass
+class MergeReport:
+    """What :func:`merge_stores` wrote."""
+
+    target: Path
+    n_sources: int
+    entries: list[ScoreEntry]
+
+    def summary(self) -> str:
+        complete = sum(e.complete for e in self.entries)
+        return (
+            f"merged {self.n_sources} store(s) into {self.target}: {len(self.entries)} entries "
+            f"({complete} complete, {len(self.entries) - complete} partial)"
+        )
+
+
+def merge_stores(sources: Sequence[Path], target: Path) -> MergeReport:
+    """Merge every entry of the ``sources`` stores into the ``target`` store (see module doc)."""
+    for source in sources:
+        if not Path(source).is_dir():
+            raise SourceSumError(f"merge: {source} is not a score-store folder")
+    out = ScoreStore(target)
+    groups: dict[tuple[str, str, str], list[tuple[str, ScoreEntry]]] = {}
+    seen: set[Path] = set()
+    for source in sources:
+        root = Path(source).resolve()
+        if root in seen or root == out.root.resolve():
+            continue  # the same store twice, or the target itself (merged below)
+        seen.add(root)
+        for path, entry in ScoreStore(root).entries():
+            if isinstance(entry, ScoreFileError):
+                raise entry
+            groups.setdefault((entry.ranker, entry.split, entry.key), []).append((str(path), entry))
+    written = []
+    for (ranker, split, key), entries in groups.items():
+        existing = out.load(ranker, split, key)
+        if existing is not None:
+            entries = [(str(out.path_for(ranker, split, key)), existing), *entries]
+        merged = merge_entries(entries)
+        out.save(merged)
+        written.append(merged)
+    return MergeReport(Path(target), len(seen), written)

@@ -1,0 +1,57 @@
+"""Cost of running an LM ranker on ONE split: how many pairs it computes and how long it takes.
+
+Runs ``--ranker`` (default ``perplexity_gain``, SmolLM2-135M-Instruct) on the first ``--pairs``
+pairs of ``--split`` (default ``xsum_pegasus``) into an empty temporary store, through the
+public runner API, and prints the pairs asked for, the pairs the ranker actually scored
+(counted at ``score_document``) and the wall time. A ranker that also scores the other split's
+pairs on the same documents shows more pairs computed than asked for.
+
+    python scripts/bench_split_cost.py [--ranker perplexity_gain] [--split xsum_pegasus] [--pairs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import tempfile
+import time
+from pathlib import Path
+
+from sourcesum.data import load_split
+from sourcesum.rankers import create_ranker
+from sourcesum.runner import run_ranker
+from sourcesum.store import ScoreStore
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--ranker", default="perplexity_gain")
+    parser.add_argument("--split", default="xsum_pegasus")
+    parser.add_argument("--pairs", type=int, default=3)
+    args = parser.parse_args()
+    full = load_split(args.split)
+    split = dataclasses.replace(full, pairs=full.pairs[: args.pairs])
+    ranker = create_ranker(args.ranker, device="cpu")
+    ranker.lm()  # load the model before timing
+    computed: list[str] = []
+    inner = ranker.score_document
+
+    def counting(pairs):
+        computed.extend(p.id for p in pairs)
+        return inner(pairs)
+
+    ranker.score_document = counting
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        run_ranker(ranker, split, ScoreStore(Path(tmp)), progress=False)
+        seconds = time.perf_counter() - start
+    own = sum(1 for pid in computed if pid in full.by_id)
+    print(
+        f"{ranker.label} on {args.split}: {len(split)} pairs asked, {len(computed)} pairs computed "
+        f"({own} of {args.split}, {len(computed) - own} of other splits), {seconds:.1f} s "
+        f"({seconds / len(split):.1f} s per pair asked)"
+    )
+
+
+if __name__ == "__main__":
+    main()
