@@ -76,6 +76,9 @@ def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measure
         if record.get("undefined"):
             print(f"note: {record[system_key]} on {record['split']}: measure undefined (no relevant "
                   f"sentence) on {record['undefined']} pairs, left out of the mean")
+        if record.get("report"):
+            details = ", ".join(f"{k}={v}" for k, v in record["report"].items())
+            print(f"note: {record[system_key]} on {record['split']}: {details}")
         if record.get("nan_replaced"):
             print(f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']} (as the "
                   f"paper did); in {record.get('all_nan_pairs', 0)} pair(s) every score was NaN, so all "
@@ -145,7 +148,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         for split in splits:
             entry = run_ranker(ranker, split, store, progress=not args.no_progress)
             evaluation = evaluate(split, entry.scores, ranker.label, measures)
-            results.append(evaluation.summary())
+            record = evaluation.summary()
+            report = ranker.report()
+            if report:
+                record["report"] = report
+            results.append(record)
     _emit(results, args.json, "ranker", measures)
     return 0
 

@@ -84,6 +84,7 @@ def run_ranker(
     todo = [pair for pair in split if pair.id not in entry.scores]
     if not todo:
         return entry
+    ranker.use_store(store.root)
     try:
         ranker.fit(split.pairs)
     except SourceSumError:
