@@ -1,0 +1,143 @@
+"""llm_judge against a real OpenAI-compatible server: llama-cpp-python serving the SmolLM2 GGUF on
+127.0.0.1, with 429 / 500 / timeouts / malformed and truncated bodies injected by a proxy.
+
+These tests fail (never skip) when ``$CI`` or ``$SOURCESUM_REQUIRE_LLM_SERVER`` is set and the
+server cannot start; elsewhere they skip only when llama-cpp-python is not installed
+(``pip install -e '.[llm]'``; ``scripts/setup.sh`` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from llm_server import FAULTS, MODEL_ALIAS, Proxy, start_llama_server
+from sourcesum.data import load_split
+from sourcesum.errors import RankerError
+from sourcesum.rankers import create_ranker
+
+REQUIRED = bool(os.environ.get("CI") or os.environ.get("SOURCESUM_REQUIRE_LLM_SERVER"))
+
+
+def _missing(reason: str) -> None:
+    if REQUIRED:
+        pytest.fail(f"{reason} (required here: $CI or $SOURCESUM_REQUIRE_LLM_SERVER is set)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    try:
+        import llama_cpp.server  # noqa: F401
+        import openai  # noqa: F401
+    except ImportError as exc:
+        _missing(f"llama-cpp-python[server] and openai are needed ({exc}); pip install -e '.[llm]'")
+    from sourcesum.rankers.lm.models import DEFAULT_LM, _gguf_location
+
+    folder, filename = _gguf_location(DEFAULT_LM)
+    started = start_llama_server(folder / filename, tmp_path_factory.mktemp("llama") / "server.log")
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return load_split("xsum_pegasus").pairs[:3]
+
+
+def _judge(base_url: str, cache: Path, **params):
+    options = {"backend": "openai", "base_url": base_url, "model": MODEL_ALIAS, "timeout": 20.0,
+               "backoff": 0.05, "concurrency": 4, **params}
+    ranker = create_ranker("llm_judge", **options)
+    ranker.use_store(cache)
+    return ranker
+
+
+def test_faults_are_retried_and_the_scores_equal_a_clean_run(server, pairs, tmp_path):
+    clean = _judge(server.base_url, tmp_path / "clean").score_batch(pairs)
+    proxy = Proxy(server.base_url, plan=lambda n: FAULTS[(n // 2) % len(FAULTS)] if n % 2 == 0 else "ok",
+                  hang=2.0)
+    try:
+        ranker = _judge(proxy.base_url, tmp_path / "faulty", timeout=1.0)
+        faulty = ranker.score_batch(pairs)
+    finally:
+        proxy.close()
+    assert faulty == clean
+    report = ranker.report()
+    for cause in ("429", "5xx", "timeout", "malformed"):
+        assert report[f"retries_{cause}"] > 0, report
+    assert all(proxy.counts[f] > 0 for f in FAULTS)
+    n = sum(p.n_sentences for p in pairs)
+    assert report["requests"] == n and report["expected"] == n and report["sentences"] == n
+    assert report["prompt_tokens"] > 0 and report["completion_tokens"] > 0
+
+
+def test_an_interrupted_run_never_repeats_a_request(server, pairs, tmp_path):
+    clean = _judge(server.base_url, tmp_path / "clean").score_batch(pairs)
+    cache = tmp_path / "interrupted"
+    failing = Proxy(server.base_url, plan=lambda n: "ok" if n < 12 else "400")
+    try:
+        with pytest.raises(RankerError, match="answered 400"):
+            _judge(failing.base_url, cache).score_batch(pairs)
+    finally:
+        failing.close()
+    healthy = Proxy(server.base_url)
+    try:
+        resumed = _judge(healthy.base_url, cache)
+        again = resumed.score_batch(pairs)
+    finally:
+        healthy.close()
+    assert again == clean
+    paid = failing.forwarded + healthy.forwarded
+    n = sum(p.n_sentences for p in pairs)
+    assert len(failing.forwarded) >= 12 and len(paid) == len(set(paid)) == n
+    report = resumed.report()
+    assert report["cache_hits"] == len(failing.forwarded) and report["requests"] == n - len(failing.forwarded)
+
+
+def test_server_ratings_agree_with_the_local_model(server, pairs, tmp_path):
+    """Same GGUF weights (llama.cpp computes with them quantized, transformers with them
+    dequantized to float32), same prompt: the expected ratings nearly agree."""
+    for chat in (False, True):
+        remote = _judge(server.base_url, tmp_path / f"remote{chat}", chat=chat).score_batch(pairs)
+        local = create_ranker("llm_judge", chat=chat, device="cpu").score_batch(pairs)
+        a, b = np.concatenate(remote), np.concatenate(local)
+        assert np.abs(a - b).max() < 0.5, (chat, np.abs(a - b).max())
+        assert np.corrcoef(a, b)[0, 1] > 0.9, (chat, np.corrcoef(a, b)[0, 1])
+
+
+def test_without_logprobs_the_text_is_parsed_and_counted(server, pairs, tmp_path):
+    proxy = Proxy(server.base_url, plan=lambda n: "strip")
+    try:
+        ranker = _judge(proxy.base_url, tmp_path / "strip")
+        scores = ranker.score_batch(pairs[:1])
+    finally:
+        proxy.close()
+    report = ranker.report()
+    n = pairs[0].n_sentences
+    assert "expected" not in report and report.get("greedy_fallback", 0) + report.get("unrated", 0) == n
+    assert all(s == int(s) and 0 <= s <= 9 for s in scores[0])
+
+
+def test_listwise_and_cost_report(server, pairs, tmp_path):
+    ranker = _judge(server.base_url, tmp_path / "listwise", mode="listwise", price_input=1.0, price_output=2.0)
+    scores = ranker.score_batch(pairs[:2])
+    report = ranker.report()
+    assert [len(s) for s in scores] == [p.n_sentences for p in pairs[:2]] and report["pairs"] == 2
+    assert sum(report.get(k, 0) for k in ("parsed_full", "parsed_partial", "listwise_fallback")) == 2
+    expected_cost = (report["prompt_tokens"] * 1.0 + report["completion_tokens"] * 2.0) / 1e6
+    assert report["cost"] == pytest.approx(expected_cost, rel=1e-6)
+
+
+def test_a_rejected_key_stops_the_run_naming_the_variable(server, pairs, tmp_path):
+    proxy = Proxy(server.base_url, plan=lambda n: "401")
+    try:
+        with pytest.raises(RankerError, match=r"answered 401 \(is \$SOURCESUM_TEST_KEY set\?\)"):
+            _judge(proxy.base_url, tmp_path / "key", api_key_env="SOURCESUM_TEST_KEY").score_batch(pairs[:1])
+    finally:
+        proxy.close()
+    assert proxy.forwarded == []
