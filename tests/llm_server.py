@@ -85,12 +85,18 @@ class Proxy:
     upstream: str
     plan: object = lambda n: "ok"
     hang: float = 3.0
+    separate_repeats: bool = False
+    """Forward one request at a time, and put a one-token request between two identical ones:
+    llama-cpp-python re-evaluates only the last token of a prompt equal to the previous one,
+    and its logprobs then differ from a full evaluation (measured: up to 0.15)."""
     counts: dict[str, int] = field(default_factory=dict)
     forwarded: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._n = itertools.count()
         self._lock = threading.Lock()
+        self._upstream_lock = threading.Lock()
+        self._last: bytes | None = None
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -148,6 +154,16 @@ class Proxy:
         self.thread.start()
 
     def _forward(self, method: str, path: str, body: bytes) -> tuple[int, bytes, dict]:
+        if not self.separate_repeats or method != "POST":
+            return self._send(method, path, body)
+        with self._upstream_lock:
+            if body == self._last:
+                separator = {"model": MODEL_ALIAS, "prompt": "\n", "max_tokens": 1, "temperature": 0}
+                self._send("POST", "/v1/completions", json.dumps(separator).encode())
+            self._last = body
+            return self._send(method, path, body)
+
+    def _send(self, method: str, path: str, body: bytes) -> tuple[int, bytes, dict]:
         target = self.upstream.split("//", 1)[1].split("/", 1)[0]
         host, port = target.split(":")
         connection = http.client.HTTPConnection(host, int(port), timeout=300)
