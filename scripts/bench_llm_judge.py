@@ -4,8 +4,8 @@ text-davinci-003 row on the same pairs.
     python scripts/bench_llm_judge.py --split xsum_pegasus --pairs 12 '{"chat": true}' '{"chat": false}'
 
 Each positional argument is one configuration (JSON parameters of ``llm_judge``); the pairs are
-evenly spaced over the split. The model is loaded before timing. The published file is read from
-``$SOURCESUM_PUBLISHED_DIR/<split>__text-davinci-003.json`` (``scripts/env.sh`` sets it).
+evenly spaced over the split. The model is loaded before timing. The paper's published
+text-davinci-003 scores come from :func:`sourcesum.published.load_published`.
 """
 
 from __future__ import annotations
@@ -13,14 +13,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import time
-from pathlib import Path
 
 from sourcesum.data import Split, load_split
 from sourcesum.evaluation import evaluate
+from sourcesum.published import load_published
 from sourcesum.rankers import create_ranker
-from sourcesum.scorefiles import read_sourcesum_json
 from sourcesum.ties import tie_shares
 
 
@@ -41,11 +39,9 @@ def main() -> None:
     split = load_split(args.split)
     pairs = split.pairs[:: max(1, len(split.pairs) // args.pairs)][: args.pairs]
     sample = dataclasses.replace(split, pairs=tuple(pairs))
-    folder = os.environ.get("SOURCESUM_PUBLISHED_DIR")
-    if folder:
-        published = read_sourcesum_json(Path(folder) / f"{args.split}__text-davinci-003.json", "text-davinci-003")
-        row = quality(sample, {p.id: published.scores[p.id] for p in pairs}, "text-davinci-003")
-        print(json.dumps({"published": "text-davinci-003 (prompt v2, greedy 0-100)", **row}))
+    published = load_published(args.split, "text-davinci-003").entry.scores
+    row = quality(sample, {p.id: published[p.id] for p in pairs}, "text-davinci-003")
+    print(json.dumps({"published": "text-davinci-003 (prompt v2, greedy 0-100)", **row}))
     for text in args.configs:
         config = json.loads(text)
         ranker = create_ranker("llm_judge", **config)

@@ -21,7 +21,7 @@ from sourcesum.rankers.device import resolve_sentence_model
 from sourcesum.rankers.llm.backends.local import LocalBackend, candidate_tokens, common_prefix_length
 from sourcesum.rankers.llm.backends.openai_compat import server_rating
 from sourcesum.rankers.llm.prompts import NATIVE_SCALES, load_template
-from sourcesum.rankers.llm.published import read_prompt
+from sourcesum.published import read_prompt
 from sourcesum.rankers.llm.ranker import parse_ranking
 from sourcesum.rankers.llm.request_cache import RequestCache, request_key
 from sourcesum.rankers.llm.scale import Scale

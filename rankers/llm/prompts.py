@@ -10,7 +10,7 @@ and ``{sentences}``.
 Presets:
 
 - ``v1``, ``v2``: the paper's prompts (``gpt_prompt_v1.txt``, ``gpt_prompt_v2.txt`` of Suhara &
-  Alikaniotis 2024, Apache-2.0; read verified, see :mod:`sourcesum.rankers.llm.published`) with
+  Alikaniotis 2024, Apache-2.0; located and sha256-verified by :mod:`sourcesum.published`) with
   their scale ends turned into ``{lo}``/``{hi}``. With their own scales (v1: ``0-1.00``, v2:
   ``0-100``) they render byte-for-byte as the paper's text; the paper's text-davinci-003 row used
   v2.
@@ -26,10 +26,14 @@ from pathlib import Path
 from typing import Sequence
 
 from sourcesum.errors import ParameterError
-from sourcesum.rankers.llm.published import ATTRIBUTION, read_prompt
+from sourcesum.published import read_prompt
 from sourcesum.rankers.llm.scale import Scale
 
 PRESETS = ("v1", "v2", "listwise")
+ATTRIBUTION = (
+    "prompt {version} of Suhara & Alikaniotis (2024), Source Identification in Abstractive "
+    "Summarization, EACL; suhara/sourcesum@ba7043a data/gpt_prompt_{version}.txt, Apache-2.0"
+)
 NATIVE_SCALES = {"v1": "0-1.00", "v2": "0-100"}
 """The scale each of the paper's prompts was written for."""
 
