@@ -26,8 +26,12 @@ def quality(sample: Split, scores: dict[str, list[float]], system: str) -> dict[
     """NDCG / MAP (the harness's evaluation) and tie shares on the sample."""
     summary = evaluate(sample, scores, system).summary()
     tied_pairs, tied_sentences = tie_shares(sample, scores)
-    return {"ndcg": round(summary["ndcg"], 4), "map": round(summary["map"], 4),
-            "pairs_with_ties": round(tied_pairs, 3), "sentences_tied": round(tied_sentences, 3)}
+    return {
+        "ndcg": round(summary["ndcg"], 4),
+        "map": round(summary["map"], 4),
+        "pairs_with_ties": round(tied_pairs, 3),
+        "sentences_tied": round(tied_sentences, 3),
+    }
 
 
 def main() -> None:
@@ -50,12 +54,20 @@ def main() -> None:
         start = time.perf_counter()
         scores = ranker.score_batch(pairs)
         seconds = time.perf_counter() - start
-        print(json.dumps({
-            "config": config, "pairs": len(pairs), "sentences": sum(p.n_sentences for p in pairs),
-            "seconds": round(seconds, 1), "pairs_per_s": round(len(pairs) / seconds, 4),
-            **quality(sample, {p.id: s for p, s in zip(pairs, scores)}, "llm_judge"),
-            "report": ranker.report(),
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "config": config,
+                    "pairs": len(pairs),
+                    "sentences": sum(p.n_sentences for p in pairs),
+                    "seconds": round(seconds, 1),
+                    "pairs_per_s": round(len(pairs) / seconds, 4),
+                    **quality(sample, {p.id: s for p, s in zip(pairs, scores, strict=True)}, "llm_judge"),
+                    "report": ranker.report(),
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -49,9 +49,29 @@ def start_llama_server(gguf: Path, log: Path, timeout: float = 300.0) -> Server:
     logprobs."""
     port = free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
-               "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_threads_batch", "1",
-               "--logits_all", "true", "--n_ctx", "2048", "--verbose", "false"]
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_threads",
+        "1",
+        "--n_threads_batch",
+        "1",
+        "--logits_all",
+        "true",
+        "--n_ctx",
+        "2048",
+        "--verbose",
+        "false",
+    ]
     start = time.monotonic()
     handle = open(log, "wb")
     process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
@@ -114,7 +134,9 @@ class Proxy:
                 with proxy._lock:
                     proxy.counts[fault] = proxy.counts.get(fault, 0) + 1
                 if fault in ("429", "500", "400", "401"):
-                    payload = json.dumps({"error": {"message": f"injected {fault}", "type": "injected"}}).encode()
+                    payload = json.dumps(
+                        {"error": {"message": f"injected {fault}", "type": "injected"}}
+                    ).encode()
                     headers = {"Retry-After": "0"} if fault == "429" else {}
                     return self._reply(int(fault), payload, headers)
                 if fault == "timeout":

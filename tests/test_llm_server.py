@@ -8,13 +8,11 @@ server cannot start; elsewhere they skip only when llama-cpp-python is not insta
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
-
 from llm_server import FAULTS, MODEL_ALIAS, Proxy, start_llama_server
 from sourcesum.data import load_split
 from sourcesum.errors import RankerError
@@ -59,8 +57,15 @@ def clean(server, pairs, tmp_path_factory):
 
 
 def _judge(base_url: str, cache: Path, **params):
-    options = {"backend": "openai", "base_url": base_url, "model": MODEL_ALIAS, "timeout": 20.0,
-               "backoff": 0.05, "concurrency": 4, **params}
+    options = {
+        "backend": "openai",
+        "base_url": base_url,
+        "model": MODEL_ALIAS,
+        "timeout": 20.0,
+        "backoff": 0.05,
+        "concurrency": 4,
+        **params,
+    }
     ranker = create_ranker("llm_judge", **options)
     ranker.use_store(cache)
     return ranker
@@ -69,8 +74,11 @@ def _judge(base_url: str, cache: Path, **params):
 def test_faults_are_retried_and_the_scores_equal_a_clean_run(server, pairs, clean, tmp_path):
     # every other one of the first 20 requests fails, cycling through the fault kinds; the
     # client's timeout must exceed a real answer's latency (the server queues requests)
-    proxy = Proxy(server.base_url, plan=lambda n: FAULTS[(n // 2) % len(FAULTS)] if n % 2 == 0 and n < 20 else "ok",
-                  hang=9.0)
+    proxy = Proxy(
+        server.base_url,
+        plan=lambda n: FAULTS[(n // 2) % len(FAULTS)] if n % 2 == 0 and n < 20 else "ok",
+        hang=9.0,
+    )
     try:
         ranker = _judge(proxy.base_url, tmp_path / "faulty", timeout=8.0, concurrency=2)
         faulty = ranker.score_batch(pairs)
@@ -134,7 +142,9 @@ def test_without_logprobs_the_text_is_parsed_and_counted(server, pairs, tmp_path
 
 
 def test_listwise_and_cost_report(server, pairs, tmp_path):
-    ranker = _judge(server.base_url, tmp_path / "listwise", mode="listwise", price_input=1.0, price_output=2.0)
+    ranker = _judge(
+        server.base_url, tmp_path / "listwise", mode="listwise", price_input=1.0, price_output=2.0
+    )
     scores = ranker.score_batch(pairs[:2])
     report = ranker.report()
     assert [len(s) for s in scores] == [p.n_sentences for p in pairs[:2]] and report["pairs"] == 2

@@ -5,23 +5,19 @@ parsing, counted fallbacks, the CLI report, and the request cache."""
 from __future__ import annotations
 
 import hashlib
-import itertools
-import json
 import math
-import random
 
 import numpy as np
 import pytest
 import torch
-
 from helpers import make_pair
 from sourcesum.errors import ParameterError, SourceSumError
+from sourcesum.published import read_prompt
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.device import resolve_sentence_model
 from sourcesum.rankers.llm.backends.local import LocalBackend, candidate_tokens, common_prefix_length
 from sourcesum.rankers.llm.backends.openai_compat import server_rating
 from sourcesum.rankers.llm.prompts import NATIVE_SCALES, load_template
-from sourcesum.published import read_prompt
 from sourcesum.rankers.llm.ranker import parse_ranking
 from sourcesum.rankers.llm.request_cache import RequestCache, request_key
 from sourcesum.rankers.llm.scale import Scale
@@ -37,6 +33,7 @@ SUMMARY = "A new bridge costing forty million dollars was approved."
 
 
 # -- scales and the reading rule -----------------------------------------------------------------
+
 
 def test_scale_ratings_and_reading_rule():
     s = Scale.parse("0-100")
@@ -68,7 +65,7 @@ def _toy_dist(path: tuple) -> list[tuple[str, float, str]]:
     seed = int(hashlib.sha256("|".join(path).encode()).hexdigest()[:8], 16)
     weights = np.random.default_rng(seed).random(len(TOKENS)) ** 3
     weights /= weights.sum()
-    return [(t, float(w), t) for t, w in zip(TOKENS, weights)]
+    return [(t, float(w), t) for t, w in zip(TOKENS, weights, strict=True)]
 
 
 def _brute_force(scale: Scale, depth: int) -> tuple[dict[str, float], float]:
@@ -118,15 +115,23 @@ def test_pruning_is_counted_and_bounded():
 
 def test_server_rating_single_token_is_exact_and_multi_token_counts_stand_ins():
     nine = Scale.parse("0-9")
-    record = {"positions": [["7", [["7", math.log(0.5)], ["3", math.log(0.3)], ["The", math.log(0.2)]]],
-                            ["\n", [["\n", 0.0]]]]}
+    record = {
+        "positions": [
+            ["7", [["7", math.log(0.5)], ["3", math.log(0.3)], ["The", math.log(0.2)]]],
+            ["\n", [["\n", 0.0]]],
+        ]
+    }
     rating = server_rating(record, nine, 1e-4)
     assert rating.expected(nine) == pytest.approx((0.5 * 7 + 0.3 * 3) / 0.8)
     assert rating.approximate == 0 and rating.invalid == pytest.approx(0.2)
     hundred = Scale.parse("0-100")
-    record = {"positions": [["8", [["8", math.log(0.6)], ["9", math.log(0.4)]]],
-                            ["5", [["5", math.log(0.5)], ["0", math.log(0.5)]]],
-                            ["\n", [["\n", 0.0]]]]}
+    record = {
+        "positions": [
+            ["8", [["8", math.log(0.6)], ["9", math.log(0.4)]]],
+            ["5", [["5", math.log(0.5)], ["0", math.log(0.5)]]],
+            ["\n", [["\n", 0.0]]],
+        ]
+    }
     rating = server_rating(record, hundred, 0.0)
     # "9" is off the greedy path: it borrows depth 1's candidates (95, 90) and is counted.
     assert rating.ratings == pytest.approx({"85": 0.3, "80": 0.3, "95": 0.2, "90": 0.2})
@@ -146,11 +151,14 @@ def test_diagnostics_count_every_fallback():
 
 # -- prompts ------------------------------------------------------------------------------------
 
+
 def test_presets_render_the_papers_prompts_byte_for_byte():
     for version in ("v1", "v2"):
         template, spec = load_template(version, listwise=False)
         rendered = template.render("SUMMARY", Scale.parse(NATIVE_SCALES[version]), sentence="SENTENCE")
-        assert rendered.replace("SUMMARY", "{summary}").replace("SENTENCE", "{sentence}") == read_prompt(version)
+        assert rendered.replace("SUMMARY", "{summary}").replace("SENTENCE", "{sentence}") == read_prompt(
+            version
+        )
         assert spec == version and "Suhara" in template.source
     template, _ = load_template("v2", listwise=False)
     text = template.render("S {sentence}", Scale.parse("0-9"), sentence="X")
@@ -185,14 +193,24 @@ def test_parse_ranking():
 
 # -- the local backend on a tiny model ------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_judge():
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_sentence_model("all-MiniLM-L6-v2"))
-    tokenizer.chat_template = "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }} {% endfor %}[assistant]"
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    tokenizer.chat_template = (
+        "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }} {% endfor %}[assistant]"
+    )
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+    )
     torch.manual_seed(0)
     model = LlamaForCausalLM._from_config(config, attn_implementation="sdpa")
     model.apply(model._init_weights)
@@ -222,9 +240,12 @@ def test_local_backend_equals_naive_forward_passes(tiny_judge, chat, spec):
     assert 0 < common_prefix_length(rows) < min(len(r) for r in rows)
     tables = {root: candidate_tokens(tokenizer, scale.continuation, root) for root in (True, False)}
     expected = rating_distributions(
-        scale, len(rows),
-        lambda nodes: [_naive_dist(model, rows[i] + list(path), tables[not path]) for i, path in nodes], 0.0)
-    for g, e in zip(got, expected):
+        scale,
+        len(rows),
+        lambda nodes: [_naive_dist(model, rows[i] + list(path), tables[not path]) for i, path in nodes],
+        0.0,
+    )
+    for g, e in zip(got, expected, strict=True):
         assert g.nodes == e.nodes and set(g.ratings) == set(e.ratings)
         for key in e.ratings:
             assert g.ratings[key] == pytest.approx(e.ratings[key], rel=1e-4, abs=1e-9)
@@ -233,7 +254,7 @@ def test_local_backend_equals_naive_forward_passes(tiny_judge, chat, spec):
         assert max(g.nodes for g in got) > 2  # the tree went below the root
     # a second call reuses the previous prefix cache and gives the same distributions
     again = backend.rate(prompts, scale, 0.0, "hand__0")
-    for a, g in zip(again, got):
+    for a, g in zip(again, got, strict=True):
         assert a.ratings == pytest.approx(g.ratings, rel=1e-4, abs=1e-9)
 
 
@@ -257,18 +278,33 @@ def test_ranker_scores_report_and_listwise_fallback(tiny_judge, scores_dir):
 def test_cli_run_prints_the_report(tiny_judge, scores_dir, capsys):
     from sourcesum.cli import main
 
-    args = ["run", "--ranker", "llm_judge", "-p", "llm_judge.model=tiny-judge", "-p", "llm_judge.chat=false",
-            "-p", "llm_judge.device=cpu", "--split", "xsum_pegasus", "--no-progress"]
+    args = [
+        "run",
+        "--ranker",
+        "llm_judge",
+        "-p",
+        "llm_judge.model=tiny-judge",
+        "-p",
+        "llm_judge.chat=false",
+        "-p",
+        "llm_judge.device=cpu",
+        "--split",
+        "xsum_pegasus",
+        "--no-progress",
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "note: llm_judge(chat=False, model=tiny-judge) on xsum_pegasus: " in out and "unrated=" not in out
     sentences = int(out.split("sentences=")[1].split(",")[0])
-    assert sentences == sum(p.n_sentences for p in __import__("sourcesum.data").data.load_split("xsum_pegasus"))
+    assert sentences == sum(
+        p.n_sentences for p in __import__("sourcesum.data").data.load_split("xsum_pegasus")
+    )
     assert main(args) == 0  # cached now: nothing computed, so no report
     assert "note: llm_judge" not in capsys.readouterr().out
 
 
 # -- the request cache --------------------------------------------------------------------------
+
 
 def test_request_cache_persists_and_merges(tmp_path):
     key_a, key_b = request_key("u", {"a": 1}), request_key("u", {"a": 2})

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from sourcesum.errors import ParameterError
 from sourcesum.published import read_prompt
@@ -39,10 +39,14 @@ NATIVE_SCALES = {"v1": "0-1.00", "v2": "0-100"}
 
 # Exact substrings of the paper's texts that name the scale ends, and their placeholders.
 _SCALE_SLOTS = {
-    "v1": [("between 0 to 1, where 0 with", "between {lo} to {hi}, where {lo} with"),
-           ("and 1 with \u201ccontribute", "and {hi} with \u201ccontribute")],
-    "v2": [("a score from 0 to 100,  0 with", "a score from {lo} to {hi},  {lo} with"),
-           ("and 100 with \u201ccontribute", "and {hi} with \u201ccontribute")],
+    "v1": [
+        ("between 0 to 1, where 0 with", "between {lo} to {hi}, where {lo} with"),
+        ("and 1 with \u201ccontribute", "and {hi} with \u201ccontribute"),
+    ],
+    "v2": [
+        ("a score from 0 to 100,  0 with", "a score from {lo} to {hi},  {lo} with"),
+        ("and 100 with \u201ccontribute", "and {hi} with \u201ccontribute"),
+    ],
 }
 
 LISTWISE = (
@@ -66,8 +70,9 @@ class Template:
     source: str
     listwise: bool
 
-    def render(self, summary: str, scale: Scale | None = None, sentence: str = "",
-               sentences: Sequence[str] = ()) -> str:
+    def render(
+        self, summary: str, scale: Scale | None = None, sentence: str = "", sentences: Sequence[str] = ()
+    ) -> str:
         values = {
             "summary": summary,
             "sentence": sentence,

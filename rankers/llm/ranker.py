@@ -15,8 +15,9 @@ Pinned default: ``mode=pointwise, template=v2, scale=0-9, model=SmolLM2-135M-Ins
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from sourcesum import paths
 from sourcesum.data import Pair
@@ -49,53 +50,92 @@ class LLMJudgeRanker(Ranker):
     name = "llm_judge"
     version = "1"
     label_params = ("model",)
-    runtime_params = ("device", "batch_size", "api_key_env", "concurrency", "max_retries", "timeout",
-                      "backoff", "price_input", "price_output")
+    runtime_params = (
+        "device",
+        "batch_size",
+        "api_key_env",
+        "concurrency",
+        "max_retries",
+        "timeout",
+        "backoff",
+        "price_input",
+        "price_output",
+    )
     libraries = ("torch", "transformers", "openai")
     batch_pairs = 8
     param_specs = {
-        "mode": Param(str, "pointwise (a rating per sentence) or listwise (one ranking per pair)",
-                      choices=("pointwise", "listwise")),
-        "template": Param(str, "auto (v2 pointwise, listwise listwise), a preset "
-                               f"({', '.join(PRESETS)}) or a template file"),
+        "mode": Param(
+            str,
+            "pointwise (a rating per sentence) or listwise (one ranking per pair)",
+            choices=("pointwise", "listwise"),
+        ),
+        "template": Param(
+            str, f"auto (v2 pointwise, listwise listwise), a preset ({', '.join(PRESETS)}) or a template file"
+        ),
         "scale": Param(str, "pointwise rating scale LO-HI (0-9, 0-100, 0-1.00, ...)"),
         "model": Param(str, "local: HF causal LM name or path; openai: the server's model name"),
-        "backend": Param(str, "local (in-process) or openai (any OpenAI-compatible server)",
-                         choices=("local", "openai")),
-        "chat": Param(bool, "prompt as the user turn of the chat template (else plain text / "
-                            "the /completions endpoint)"),
-        "min_prob": Param(float, "rating-tree nodes below this probability are not expanded",
-                          min=0.0, max=1.0),
-        "base_url": Param(str, "openai: the server's base URL, e.g. http://127.0.0.1:8000/v1",
-                          optional=True),
+        "backend": Param(
+            str, "local (in-process) or openai (any OpenAI-compatible server)", choices=("local", "openai")
+        ),
+        "chat": Param(
+            bool, "prompt as the user turn of the chat template (else plain text / the /completions endpoint)"
+        ),
+        "min_prob": Param(
+            float, "rating-tree nodes below this probability are not expanded", min=0.0, max=1.0
+        ),
+        "base_url": Param(str, "openai: the server's base URL, e.g. http://127.0.0.1:8000/v1", optional=True),
         "top_logprobs": Param(int, "openai: candidates per position", min=1, max=20),
-        "dtype": Param(str, "local: weights and activations precision",
-                       choices=("float32", "bfloat16", "float16", "auto")),
-        "device": Param(str, "local: where to run (not in the cache key)",
-                        choices=("auto", "cpu", "cuda", "mps")),
+        "dtype": Param(
+            str,
+            "local: weights and activations precision",
+            choices=("float32", "bfloat16", "float16", "auto"),
+        ),
+        "device": Param(
+            str, "local: where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")
+        ),
         "batch_size": Param(int, "local: sequences per forward pass (not in the cache key)", min=1),
         "api_key_env": Param(str, "openai: environment variable holding the API key"),
         "concurrency": Param(int, "openai: requests in flight (not in the cache key)", min=1),
         "max_retries": Param(int, "openai: retries per request on 429/5xx/timeouts/malformed", min=0),
         "timeout": Param(float, "openai: seconds per request", min=0.001),
         "backoff": Param(float, "openai: base of the exponential backoff, seconds", min=0.0),
-        "price_input": Param(float, "openai: price per million prompt tokens (cost report)", min=0.0,
-                             optional=True),
-        "price_output": Param(float, "openai: price per million completion tokens", min=0.0,
-                              optional=True),
+        "price_input": Param(
+            float, "openai: price per million prompt tokens (cost report)", min=0.0, optional=True
+        ),
+        "price_output": Param(float, "openai: price per million completion tokens", min=0.0, optional=True),
     }
 
-    def __init__(self, mode: str = "pointwise", template: str = "auto", scale: str = "0-9",
-                 model: str = DEFAULT_LM, backend: str = "local", chat: bool = True,
-                 min_prob: float = 1e-4, base_url: str | None = None, top_logprobs: int = 20,
-                 dtype: str = "float32", device: str = "auto", batch_size: int = 8,
-                 api_key_env: str = "OPENAI_API_KEY", concurrency: int = 4, max_retries: int = 6,
-                 timeout: float = 60.0, backoff: float = 1.0, price_input: float | None = None,
-                 price_output: float | None = None):
+    def __init__(
+        self,
+        mode: str = "pointwise",
+        template: str = "auto",
+        scale: str = "0-9",
+        model: str = DEFAULT_LM,
+        backend: str = "local",
+        chat: bool = True,
+        min_prob: float = 1e-4,
+        base_url: str | None = None,
+        top_logprobs: int = 20,
+        dtype: str = "float32",
+        device: str = "auto",
+        batch_size: int = 8,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 4,
+        max_retries: int = 6,
+        timeout: float = 60.0,
+        backoff: float = 1.0,
+        price_input: float | None = None,
+        price_output: float | None = None,
+    ):
         self.mode, self.scale, self.model, self.backend, self.chat = mode, scale, model, backend, chat
         self.min_prob, self.base_url, self.top_logprobs, self.dtype = min_prob, base_url, top_logprobs, dtype
         self.device, self.batch_size, self.api_key_env = device, batch_size, api_key_env
-        self.concurrency, self.max_retries, self.timeout, self.backoff = concurrency, max_retries, timeout, backoff
+        self.concurrency, self.max_retries, self.timeout, self.backoff = (
+            concurrency,
+            max_retries,
+            timeout,
+            backoff,
+        )
         self.price_input, self.price_output = price_input, price_output
         listwise = mode == "listwise"
         preset = ("listwise" if listwise else "v2") if template == "auto" else template
@@ -126,9 +166,19 @@ class LLMJudgeRanker(Ranker):
 
                 root = self._store_root or paths.user_scores_dir()
                 self._backend = OpenAIBackend(
-                    self.base_url or "", self.model, self.chat, self.top_logprobs, self.api_key_env,
-                    self.concurrency, self.max_retries, self.timeout, self.backoff, self.price_input,
-                    self.price_output, root / REQUESTS_FOLDER, self.diagnostics,
+                    self.base_url or "",
+                    self.model,
+                    self.chat,
+                    self.top_logprobs,
+                    self.api_key_env,
+                    self.concurrency,
+                    self.max_retries,
+                    self.timeout,
+                    self.backoff,
+                    self.price_input,
+                    self.price_output,
+                    root / REQUESTS_FOLDER,
+                    self.diagnostics,
                 )
         return self._backend
 
@@ -173,11 +223,11 @@ class LLMJudgeRanker(Ranker):
         prompts = [self.prompts(p)[0] for p in pairs]
         budget = [6 * p.n_sentences + 8 for p in pairs]
         if self.backend == "local":
-            answers = [backend.generate(q, b, p.id) for q, b, p in zip(prompts, budget, pairs)]
+            answers = [backend.generate(q, b, p.id) for q, b, p in zip(prompts, budget, pairs, strict=True)]
         else:
             answers = backend.generate(prompts, max(budget))
         out = []
-        for pair, answer in zip(pairs, answers):
+        for pair, answer in zip(pairs, answers, strict=True):
             n = pair.n_sentences
             order = parse_ranking(answer, n)
             diag.counts["pairs"] += 1

@@ -37,7 +37,7 @@ class Scale:
     decimals: int
 
     @classmethod
-    def parse(cls, spec: str) -> "Scale":
+    def parse(cls, spec: str) -> Scale:
         """``"LO-HI"``; the number of fractional digits of HI sets the precision."""
         match = _SPEC.match(spec)
         if not match:
@@ -133,4 +133,3 @@ class Scale:
 def _plain(value: Decimal) -> str:
     text = f"{value:f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
-

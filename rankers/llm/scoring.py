@@ -29,8 +29,9 @@ the server returned no logprobs), the greedy answer's text is parsed instead (co
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any
 
 from sourcesum.rankers.llm.scale import Scale
 
@@ -78,14 +79,16 @@ class Rating:
         return sum(p * scale.ratings[r] for r, p in self.ratings.items()) / total
 
 
-def rating_distributions(scale: Scale, n_prompts: int, oracle: Oracle, min_prob: float = 1e-4) -> list[Rating]:
+def rating_distributions(
+    scale: Scale, n_prompts: int, oracle: Oracle, min_prob: float = 1e-4
+) -> list[Rating]:
     """Expand every prompt's answer tree breadth-first, one oracle call per depth."""
     results = [Rating() for _ in range(n_prompts)]
     frontier: list[tuple[int, tuple, str, float]] = [(i, (), "", 1.0) for i in range(n_prompts)]
     while frontier:
         dists = oracle([(i, path) for i, path, _, _ in frontier])
         following = []
-        for (i, path, text, mass), dist in zip(frontier, dists):
+        for (i, path, text, mass), dist in zip(frontier, dists, strict=True):
             result = results[i]
             result.nodes += 1
             if dist is None:  # nothing known below this node: the reading stops here

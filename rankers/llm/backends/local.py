@@ -13,12 +13,12 @@ tokens identical to a plain forward pass over each prompt.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
-
 from sourcesum.errors import RankerError
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Dist, Rating, rating_distributions
@@ -117,7 +117,9 @@ class LocalBackend:
             where: list[tuple[_Chunk, int] | None] = [None] * len(rows)
             for start in range(0, len(rows), self.batch_size):
                 index = list(range(start, min(start + self.batch_size, len(rows))))
-                chunk, logits = self._run_suffixes(model, device, prefix, shared, [rows[i][shared:] for i in index])
+                chunk, logits = self._run_suffixes(
+                    model, device, prefix, shared, [rows[i][shared:] for i in index]
+                )
                 for j, i in enumerate(index):
                     roots[i] = logits[j]
                     where[i] = (chunk, j) if keep else None
@@ -147,13 +149,16 @@ class LocalBackend:
         new = torch.tensor([ids[kept:]], device=device)
         mask = torch.ones((1, len(ids)), dtype=torch.long, device=device)
         extra = {"logits_to_keep": 1} if _accepts(model, "logits_to_keep") else {}
-        out = model(input_ids=new, attention_mask=mask, use_cache=True, **extra, **_cache_kwargs(model, cache))
+        out = model(
+            input_ids=new, attention_mask=mask, use_cache=True, **extra, **_cache_kwargs(model, cache)
+        )
         cache = _returned_cache(out)
         self._last = (list(ids), cache)
         return cache
 
-    def _run_suffixes(self, model: Any, device: str, prefix: Any, shared: int,
-                      suffixes: Sequence[Sequence[int]]) -> tuple[_Chunk, Any]:
+    def _run_suffixes(
+        self, model: Any, device: str, prefix: Any, shared: int, suffixes: Sequence[Sequence[int]]
+    ) -> tuple[_Chunk, Any]:
         import torch
 
         width = max(len(s) for s in suffixes)
@@ -172,13 +177,21 @@ class LocalBackend:
         last = torch.tensor([len(s) - 1 for s in suffixes], device=device)
         keep = torch.unique(last)  # the vocabulary projection only where logits are read
         extra = {"logits_to_keep": keep} if _accepts(model, "logits_to_keep") else {}
-        out = model(input_ids=ids, attention_mask=mask, use_cache=True, **extra, **_cache_kwargs(model, cache))
+        out = model(
+            input_ids=ids, attention_mask=mask, use_cache=True, **extra, **_cache_kwargs(model, cache)
+        )
         column = torch.searchsorted(keep, last) if extra else last
         logits = out.logits[torch.arange(len(suffixes), device=device), column]
         return _Chunk(_returned_cache(out), mask, mask.sum(1)), logits
 
-    def _expand(self, model: Any, device: str, nodes: Sequence[tuple[int, tuple]],
-                where: Sequence[tuple[_Chunk, int] | None], table: tuple[np.ndarray, list[str]]) -> list[Dist]:
+    def _expand(
+        self,
+        model: Any,
+        device: str,
+        nodes: Sequence[tuple[int, tuple]],
+        where: Sequence[tuple[_Chunk, int] | None],
+        table: tuple[np.ndarray, list[str]],
+    ) -> list[Dist]:
         """Distributions after each node's path, read on its sentence's cache."""
         import torch
 
@@ -198,8 +211,14 @@ class LocalBackend:
                 mask = torch.cat([chunk.mask[rows], torch.ones_like(paths)], dim=1)
                 positions = chunk.lengths[rows].unsqueeze(1) + torch.arange(steps, device=device)
                 extra = {"logits_to_keep": 1} if _accepts(model, "logits_to_keep") else {}
-                logits = model(input_ids=paths, attention_mask=mask, position_ids=positions, use_cache=True,
-                               **extra, **_cache_kwargs(model, cache)).logits[:, -1]
+                logits = model(
+                    input_ids=paths,
+                    attention_mask=mask,
+                    position_ids=positions,
+                    use_cache=True,
+                    **extra,
+                    **_cache_kwargs(model, cache),
+                ).logits[:, -1]
                 for j, k in enumerate(part):
                     out[k] = self._dist(logits[j], table)
         return out  # type: ignore[return-value]
@@ -212,7 +231,9 @@ class LocalBackend:
         logp = torch.log_softmax(logits.float(), dim=-1).double().cpu().numpy()
         probs = np.exp(logp[ids])
         stop = max(0.0, 1.0 - float(probs.sum()))
-        return Dist([(t, float(p), int(i)) for t, p, i in zip(texts, probs, ids)], stop, exact=True)
+        return Dist(
+            [(t, float(p), int(i)) for t, p, i in zip(texts, probs, ids, strict=True)], stop, exact=True
+        )
 
     def generate(self, prompt: str, max_new_tokens: int, pair_id: str) -> str:
         """The greedy answer to ``prompt`` (listwise mode)."""
@@ -224,10 +245,13 @@ class LocalBackend:
         with torch.inference_mode():
             tokens = torch.tensor([ids], device=lm.device)
             out = lm.model.generate(
-                input_ids=tokens, attention_mask=torch.ones_like(tokens), max_new_tokens=max_new_tokens,
-                do_sample=False, pad_token_id=lm.tokenizer.pad_token_id or lm.tokenizer.eos_token_id,
+                input_ids=tokens,
+                attention_mask=torch.ones_like(tokens),
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                pad_token_id=lm.tokenizer.pad_token_id or lm.tokenizer.eos_token_id,
             )
-        return lm.tokenizer.decode(out[0, len(ids):], skip_special_tokens=True)
+        return lm.tokenizer.decode(out[0, len(ids) :], skip_special_tokens=True)
 
 
 def _accepts(model: Any, keyword: str) -> bool:

@@ -23,9 +23,10 @@ import os
 import random
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from sourcesum.errors import RankerError
 from sourcesum.rankers.llm.request_cache import RequestCache, request_key
@@ -51,7 +52,9 @@ def normalize_chat(response: Any) -> dict[str, Any]:
     positions = None
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if content:
-        positions = [[p.token, [[t.token, float(t.logprob)] for t in (p.top_logprobs or [])]] for p in content]
+        positions = [
+            [p.token, [[t.token, float(t.logprob)] for t in (p.top_logprobs or [])]] for p in content
+        ]
     return {"text": text, "positions": positions, "usage": _usage(response)}
 
 
@@ -66,7 +69,10 @@ def normalize_completion(response: Any) -> dict[str, Any]:
     tokens = getattr(logprobs, "tokens", None)
     tops = getattr(logprobs, "top_logprobs", None)
     if tokens and tops and len(tops) == len(tokens):
-        positions = [[tok, [[t, float(lp)] for t, lp in (top or {}).items()]] for tok, top in zip(tokens, tops)]
+        positions = [
+            [tok, [[t, float(lp)] for t, lp in (top or {}).items()]]
+            for tok, top in zip(tokens, tops, strict=True)
+        ]
     return {"text": text, "positions": positions, "usage": _usage(response)}
 
 
@@ -114,10 +120,22 @@ def server_rating(record: dict[str, Any], scale: Scale, min_prob: float) -> Rati
 class OpenAIBackend:
     """Requests to one OpenAI-compatible endpoint (see the module doc)."""
 
-    def __init__(self, base_url: str, model: str, chat: bool, top_logprobs: int, api_key_env: str,
-                 concurrency: int, max_retries: int, timeout: float, backoff: float,
-                 price_input: float | None, price_output: float | None, cache_dir: Path,
-                 diagnostics: Diagnostics):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        chat: bool,
+        top_logprobs: int,
+        api_key_env: str,
+        concurrency: int,
+        max_retries: int,
+        timeout: float,
+        backoff: float,
+        price_input: float | None,
+        price_output: float | None,
+        cache_dir: Path,
+        diagnostics: Diagnostics,
+    ):
         self.base_url, self.model, self.chat = base_url.rstrip("/"), model, chat
         self.top_logprobs, self.api_key_env = top_logprobs, api_key_env
         self.concurrency, self.max_retries = concurrency, max_retries
@@ -137,9 +155,13 @@ class OpenAIBackend:
             try:
                 import openai
             except ImportError as exc:
-                raise RankerError("llm_judge backend=openai needs the openai package: pip install -e '.[llm]'") from exc
+                raise RankerError(
+                    "llm_judge backend=openai needs the openai package: pip install -e '.[llm]'"
+                ) from exc
             key = os.environ.get(self.api_key_env) or "unset"
-            self._client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=self.timeout)
+            self._client = openai.OpenAI(
+                base_url=self.base_url, api_key=key, max_retries=0, timeout=self.timeout
+            )
         return self._client
 
     def body(self, prompt: str, max_tokens: int, logprobs: bool) -> dict[str, Any]:
@@ -191,8 +213,10 @@ class OpenAIBackend:
         self._count("prompt_tokens", usage["prompt_tokens"], total=True)
         self._count("completion_tokens", usage["completion_tokens"], total=True)
         if self.price_input is not None or self.price_output is not None:
-            cost = (usage["prompt_tokens"] * (self.price_input or 0.0)
-                    + usage["completion_tokens"] * (self.price_output or 0.0)) / 1e6
+            cost = (
+                usage["prompt_tokens"] * (self.price_input or 0.0)
+                + usage["completion_tokens"] * (self.price_output or 0.0)
+            ) / 1e6
             self._count("cost", cost, total=True)
         return record
 
