@@ -225,7 +225,7 @@ class LLMJudgeRanker(Ranker):
         if self.backend == "local":
             answers = [backend.generate(q, b, p.id) for q, b, p in zip(prompts, budget, pairs, strict=True)]
         else:
-            answers = backend.generate(prompts, max(budget))
+            answers = backend.generate(prompts, budget)  # per pair: the request is its cache key
         out = []
         for pair, answer in zip(pairs, answers, strict=True):
             n = pair.n_sentences

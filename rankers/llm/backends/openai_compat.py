@@ -190,8 +190,10 @@ class OpenAIBackend:
         records = self.complete([self.body(p, max_tokens, logprobs=True) for p in prompts])
         return [(server_rating(r, scale, min_prob), r["text"]) for r in records]
 
-    def generate(self, prompts: Sequence[str], max_tokens: int) -> list[str]:
-        return [r["text"] for r in self.complete([self.body(p, max_tokens, logprobs=False) for p in prompts])]
+    def generate(self, prompts: Sequence[str], max_tokens: Sequence[int]) -> list[str]:
+        """Greedy answers, ``max_tokens[i]`` tokens at most for prompt ``i``."""
+        bodies = [self.body(p, m, logprobs=False) for p, m in zip(prompts, max_tokens, strict=True)]
+        return [r["text"] for r in self.complete(bodies)]
 
     def _count(self, key: str, amount: float = 1, total: bool = False) -> None:
         with self._lock:
