@@ -79,6 +79,9 @@ def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measure
         if record.get("partial"):
             print(f"note: {record[system_key]} on {record['split']}: {record['partial']}, cached in the "
                   f"normal entry (a full run resumes from them); the leaderboard shows complete entries only")
+        if record.get("report"):
+            details = ", ".join(f"{k}={v}" for k, v in record["report"].items())
+            print(f"note: {record[system_key]} in this run: {details}")
         if record.get("nan_replaced"):
             print(f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']} (as the "
                   f"paper did); in {record.get('all_nan_pairs', 0)} pair(s) every score was NaN, so all "
@@ -152,6 +155,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 results.append(evaluation.summary())
                 if run.partial:
                     results[-1]["partial"] = f"partial ({len(run.pairs)} of {len(run.split)} pairs)"
+        report = ranker.report()
+        if report and results:
+            results[-1]["report"] = report
     _emit(results, args.json, "ranker", measures)
     return 0
 

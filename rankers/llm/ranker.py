@@ -1,0 +1,245 @@
+"""``llm_judge``: a prompted LLM rates (pointwise) or ranks (listwise) a pair's sentences.
+
+*Pointwise*: one prompt per sentence (a template with ``{summary}`` and ``{sentence}``); the
+score is the expected rating ``E[r]`` under the model's next-token distribution
+(:mod:`sourcesum.rankers.llm.scoring`), not its greedy text, so ties are rare. *Listwise*: one
+prompt per pair listing the numbered sentences; the greedy answer is parsed as a ranking (every
+sentence number in order of first mention, e.g. ``[3] > [1] > [2]``): the sentence named first
+scores ``n``, the next ``n - 1``, ...; sentences never named score 0 (tied, counted); an answer
+naming no sentence gives every sentence 0 (a counted fallback).
+
+Pinned default: ``mode=pointwise, template=v2, scale=0-9, model=SmolLM2-135M-Instruct``
+(local, chat template). See the README's ``llm_judge`` section for why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sourcesum import paths
+from sourcesum.data import Pair
+from sourcesum.errors import ParameterError
+from sourcesum.params import Param
+from sourcesum.rankers.base import Ranker, register
+from sourcesum.rankers.llm.prompts import PRESETS, load_template
+from sourcesum.rankers.llm.scale import Scale
+from sourcesum.rankers.llm.scoring import Diagnostics
+from sourcesum.rankers.lm.models import DEFAULT_LM
+
+REQUESTS_FOLDER = Path("llm_judge") / "requests"
+"""Where, under the score store's root, server responses are cached."""
+
+
+def parse_ranking(answer: str, n: int) -> list[int]:
+    """0-based sentence indices in order of first mention of ``1..n`` in ``answer``."""
+    order: list[int] = []
+    for match in re.finditer(r"\d+", answer):
+        index = int(match.group()) - 1
+        if 0 <= index < n and index not in order:
+            order.append(index)
+    return order
+
+
+@register
+class LLMJudgeRanker(Ranker):
+    """Prompted LLM judge: expected rating per sentence (pointwise) or a parsed ranking (listwise)."""
+
+    name = "llm_judge"
+    version = "1"
+    label_params = ("model",)
+    runtime_params = (
+        "device",
+        "batch_size",
+        "api_key_env",
+        "concurrency",
+        "max_retries",
+        "timeout",
+        "backoff",
+        "price_input",
+        "price_output",
+    )
+    libraries = ("torch", "transformers", "openai")
+    batch_pairs = 8
+    param_specs = {
+        "mode": Param(
+            str,
+            "pointwise (a rating per sentence) or listwise (one ranking per pair)",
+            choices=("pointwise", "listwise"),
+        ),
+        "template": Param(
+            str, f"auto (v2 pointwise, listwise listwise), a preset ({', '.join(PRESETS)}) or a template file"
+        ),
+        "scale": Param(str, "pointwise rating scale LO-HI (0-9, 0-100, 0-1.00, ...)"),
+        "model": Param(str, "local: HF causal LM name or path; openai: the server's model name"),
+        "backend": Param(
+            str, "local (in-process) or openai (any OpenAI-compatible server)", choices=("local", "openai")
+        ),
+        "chat": Param(
+            bool, "prompt as the user turn of the chat template (else plain text / the /completions endpoint)"
+        ),
+        "min_prob": Param(
+            float, "rating-tree nodes below this probability are not expanded", min=0.0, max=1.0
+        ),
+        "base_url": Param(str, "openai: the server's base URL, e.g. http://127.0.0.1:8000/v1", optional=True),
+        "top_logprobs": Param(int, "openai: candidates per position", min=1, max=20),
+        "dtype": Param(
+            str,
+            "local: weights and activations precision",
+            choices=("float32", "bfloat16", "float16", "auto"),
+        ),
+        "device": Param(
+            str, "local: where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")
+        ),
+        "batch_size": Param(int, "local: sequences per forward pass (not in the cache key)", min=1),
+        "api_key_env": Param(str, "openai: environment variable holding the API key"),
+        "concurrency": Param(int, "openai: requests in flight (not in the cache key)", min=1),
+        "max_retries": Param(int, "openai: retries per request on 429/5xx/timeouts/malformed", min=0),
+        "timeout": Param(float, "openai: seconds per request", min=0.001),
+        "backoff": Param(float, "openai: base of the exponential backoff, seconds", min=0.0),
+        "price_input": Param(
+            float, "openai: price per million prompt tokens (cost report)", min=0.0, optional=True
+        ),
+        "price_output": Param(float, "openai: price per million completion tokens", min=0.0, optional=True),
+    }
+
+    def __init__(
+        self,
+        mode: str = "pointwise",
+        template: str = "auto",
+        scale: str = "0-9",
+        model: str = DEFAULT_LM,
+        backend: str = "local",
+        chat: bool = True,
+        min_prob: float = 1e-4,
+        base_url: str | None = None,
+        top_logprobs: int = 20,
+        dtype: str = "float32",
+        device: str = "auto",
+        batch_size: int = 8,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 4,
+        max_retries: int = 6,
+        timeout: float = 60.0,
+        backoff: float = 1.0,
+        price_input: float | None = None,
+        price_output: float | None = None,
+    ):
+        self.mode, self.scale, self.model, self.backend, self.chat = mode, scale, model, backend, chat
+        self.min_prob, self.base_url, self.top_logprobs, self.dtype = min_prob, base_url, top_logprobs, dtype
+        self.device, self.batch_size, self.api_key_env = device, batch_size, api_key_env
+        self.concurrency, self.max_retries, self.timeout, self.backoff = (
+            concurrency,
+            max_retries,
+            timeout,
+            backoff,
+        )
+        self.price_input, self.price_output = price_input, price_output
+        listwise = mode == "listwise"
+        preset = ("listwise" if listwise else "v2") if template == "auto" else template
+        self._template, canonical = load_template(preset, listwise)
+        self.template = "auto" if template == "auto" else canonical
+        self._scale = Scale.parse(scale)
+        if backend == "openai" and not base_url:
+            raise ParameterError("llm_judge backend=openai needs base_url (e.g. http://127.0.0.1:8000/v1)")
+        self.diagnostics = Diagnostics()
+        self._store_root: Path | None = None
+        self._backend: Any = None
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def use_store(self, root: Path) -> None:
+        """Server responses are cached under ``root / llm_judge / requests``."""
+        if root != self._store_root:
+            self._store_root, self._backend = Path(root), None
+
+    def backend_impl(self) -> Any:
+        if self._backend is None:
+            if self.backend == "local":
+                from sourcesum.rankers.llm.backends.local import LocalBackend
+
+                self._backend = LocalBackend(self.model, self.device, self.dtype, self.batch_size, self.chat)
+            else:
+                from sourcesum.rankers.llm.backends.openai_compat import OpenAIBackend
+
+                root = self._store_root or paths.user_scores_dir()
+                self._backend = OpenAIBackend(
+                    self.base_url or "",
+                    self.model,
+                    self.chat,
+                    self.top_logprobs,
+                    self.api_key_env,
+                    self.concurrency,
+                    self.max_retries,
+                    self.timeout,
+                    self.backoff,
+                    self.price_input,
+                    self.price_output,
+                    root / REQUESTS_FOLDER,
+                    self.diagnostics,
+                )
+        return self._backend
+
+    def report(self) -> dict[str, Any]:
+        """How the scores computed since the last call were obtained (see
+        :class:`~sourcesum.rankers.llm.scoring.Diagnostics`); the counters restart."""
+        out = self.diagnostics.report()
+        self.diagnostics.reset()
+        return out
+
+    # -- scoring --------------------------------------------------------------------------------
+
+    def prompts(self, pair: Pair) -> list[str]:
+        """The pointwise prompts of ``pair``'s sentences (or its one listwise prompt)."""
+        if self.mode == "listwise":
+            return [self._template.render(pair.summary, self._scale, sentences=pair.sentences)]
+        return [self._template.render(pair.summary, self._scale, sentence=s) for s in pair.sentences]
+
+    def score(self, pair: Pair) -> Sequence[float]:
+        return self.score_batch([pair])[0]
+
+    def score_batch(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        if self.mode == "listwise":
+            return self._listwise(pairs)
+        backend, scale, diag = self.backend_impl(), self._scale, self.diagnostics
+        if self.backend == "local":
+            out = []
+            for pair in pairs:
+                ratings = backend.rate(self.prompts(pair), scale, self.min_prob, pair.id)
+                out.append([diag.score(scale, r, None) for r in ratings])
+            return out
+        prompts = [self.prompts(p) for p in pairs]
+        flat = backend.rate([q for group in prompts for q in group], scale, self.min_prob)
+        out, start = [], 0
+        for group in prompts:
+            out.append([diag.score(scale, rating, text) for rating, text in flat[start : start + len(group)]])
+            start += len(group)
+        return out
+
+    def _listwise(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        backend, diag = self.backend_impl(), self.diagnostics
+        prompts = [self.prompts(p)[0] for p in pairs]
+        budget = [6 * p.n_sentences + 8 for p in pairs]
+        if self.backend == "local":
+            answers = [backend.generate(q, b, p.id) for q, b, p in zip(prompts, budget, pairs, strict=True)]
+        else:
+            answers = backend.generate(prompts, budget)  # per pair: the request is its cache key
+        out = []
+        for pair, answer in zip(pairs, answers, strict=True):
+            n = pair.n_sentences
+            order = parse_ranking(answer, n)
+            diag.counts["pairs"] += 1
+            if not order:
+                diag.counts["listwise_fallback"] += 1
+            elif len(order) < n:
+                diag.counts["parsed_partial"] += 1
+                diag.counts["unranked_sentences"] += n - len(order)
+            else:
+                diag.counts["parsed_full"] += 1
+            scores = [0.0] * n
+            for position, index in enumerate(order):
+                scores[index] = float(n - position)
+            out.append(scores)
+        return out

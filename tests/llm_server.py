@@ -1,0 +1,201 @@
+"""A real OpenAI-compatible server for the tests (llama-cpp-python serving the SmolLM2 GGUF on
+127.0.0.1) and a fault-injecting proxy to put between it and the client."""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+MODEL_ALIAS = "SmolLM2-135M-Instruct"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen
+    base_url: str
+    log: Path
+    start_seconds: float
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def start_llama_server(gguf: Path, log: Path, timeout: float = 300.0) -> Server:
+    """llama-cpp-python's server on a free port; raises RuntimeError (with the log's tail) when
+    it does not answer ``/v1/models`` within ``timeout`` seconds. One thread: the server
+    segfaults on its first completion otherwise (measured); ``--logits_all`` is needed for
+    logprobs."""
+    port = free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_threads",
+        "1",
+        "--n_threads_batch",
+        "1",
+        "--logits_all",
+        "true",
+        "--n_ctx",
+        "2048",
+        "--verbose",
+        "false",
+    ]
+    start = time.monotonic()
+    handle = open(log, "wb")
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    while time.monotonic() - start < timeout:
+        if process.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
+                if response.status == 200:
+                    return Server(process, base_url, log, time.monotonic() - start)
+        except OSError:
+            time.sleep(0.5)
+    process.kill()
+    process.wait()
+    tail = log.read_text(errors="replace")[-2000:]
+    raise RuntimeError(f"llama-cpp-python server did not start (exit {process.returncode}): {tail}")
+
+
+FAULTS = ("429", "500", "timeout", "malformed", "truncated")
+
+
+@dataclass
+class Proxy:
+    """Forwards POSTs to ``upstream``; the n-th request gets ``plan(n)``: ``ok`` (forward),
+    ``429`` / ``500`` / ``400`` / ``401`` (answered by the proxy, not forwarded), ``timeout`` (no answer
+    for ``hang`` seconds, not forwarded), ``malformed`` (forwarded, then the body is replaced
+    by JSON without choices), ``truncated`` (forwarded, body cut in half), ``strip`` (forwarded,
+    logprobs removed)."""
+
+    upstream: str
+    plan: object = lambda n: "ok"
+    hang: float = 3.0
+    separate_repeats: bool = False
+    """Forward one request at a time, and put a one-token request between two identical ones:
+    llama-cpp-python re-evaluates only the last token of a prompt equal to the previous one,
+    and its logprobs then differ from a full evaluation (measured: up to 0.15)."""
+    counts: dict[str, int] = field(default_factory=dict)
+    forwarded: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._n = itertools.count()
+        self._lock = threading.Lock()
+        self._upstream_lock = threading.Lock()
+        self._last: bytes | None = None
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:
+                self._reply(*proxy._forward("GET", self.path, b""))
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with proxy._lock:
+                    n = next(proxy._n)
+                fault = proxy.plan(n)
+                with proxy._lock:
+                    proxy.counts[fault] = proxy.counts.get(fault, 0) + 1
+                if fault in ("429", "500", "400", "401"):
+                    payload = json.dumps(
+                        {"error": {"message": f"injected {fault}", "type": "injected"}}
+                    ).encode()
+                    headers = {"Retry-After": "0"} if fault == "429" else {}
+                    return self._reply(int(fault), payload, headers)
+                if fault == "timeout":
+                    time.sleep(proxy.hang)
+                    self.close_connection = True
+                    return
+                status, payload, _ = proxy._forward("POST", self.path, body)
+                with proxy._lock:
+                    proxy.forwarded.append(body.decode())
+                if fault == "malformed":
+                    payload = json.dumps({"object": "chat.completion", "note": "no choices"}).encode()
+                elif fault == "truncated":
+                    payload = payload[: len(payload) // 2]
+                elif fault == "strip":
+                    data = json.loads(payload)
+                    for choice in data.get("choices", []):
+                        choice["logprobs"] = None
+                    payload = json.dumps(data).encode()
+                self._reply(status, payload)
+
+            def _reply(self, status: int, payload: bytes, headers: dict | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for key, value in (headers or {}).items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def _forward(self, method: str, path: str, body: bytes) -> tuple[int, bytes, dict]:
+        if not self.separate_repeats or method != "POST":
+            return self._send(method, path, body)
+        with self._upstream_lock:
+            if body == self._last:
+                separator = {"model": MODEL_ALIAS, "prompt": "\n", "max_tokens": 1, "temperature": 0}
+                self._send("POST", "/v1/completions", json.dumps(separator).encode())
+            self._last = body
+            return self._send(method, path, body)
+
+    def _send(self, method: str, path: str, body: bytes) -> tuple[int, bytes, dict]:
+        target = self.upstream.split("//", 1)[1].split("/", 1)[0]
+        host, port = target.split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=300)
+        try:
+            connection.request(method, path, body=body or None, headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            return response.status, response.read(), dict(response.getheaders())
+        finally:
+            connection.close()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
