@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import torch
 
 from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.errors import SourceSumError
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
-from sourcesum.rankers.lm.engine import cache_arguments, expand_state, pad_batch, run_context
 from sourcesum.rankers.lm.inputs import (DEFAULT_TEMPLATE, Context, causal_context, causal_summary,
                                seq2seq_context, seq2seq_summary)
 from sourcesum.rankers.lm.models import DEFAULT_LM
+
+if TYPE_CHECKING:
+    import torch
 
 
 def parse_layers(spec: str, n_layers: int) -> slice:
@@ -36,6 +37,8 @@ def sentence_mass(attentions: Sequence[torch.Tensor], layers: slice, query_mask:
                   context: Context, normalize: bool) -> np.ndarray:
     """``(batch, n_sentences)``: attention from valid query positions to each sentence's keys,
     averaged over the chosen layers and all heads, summed over queries and sentence tokens."""
+    import torch
+
     stacked = torch.stack([a.float() for a in attentions[layers]])  # (L, B, H, Q, K)
     mean = stacked.mean(dim=(0, 2)) * query_mask.unsqueeze(-1)       # (B, Q, K)
     per_key = mean.sum(dim=1)                                         # (B, K)
@@ -74,8 +77,17 @@ class AttentionRanker(LMRanker):
         self.layers, self.normalize, self.template = layers, normalize, template
         self._set_model_options(model, device, dtype, batch_size)
 
-    @torch.inference_mode()
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        import torch  # imported here so that importing this module loads no model library
+
+        with torch.inference_mode():
+            return self._score_document(pairs)
+
+    def _score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        import torch
+
+        from sourcesum.rankers.lm.engine import cache_arguments, expand_state, pad_batch, run_context
+
         lm = self.lm()
         model, tok = lm.model, lm.tokenizer
         config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config

@@ -10,7 +10,6 @@ from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
-from sourcesum.rankers.lm.engine import causal_ablation_nll, seq2seq_ablation_nll
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary
 from sourcesum.rankers.lm.models import DEFAULT_LM
 
@@ -48,6 +47,8 @@ class PerplexityGainRanker(LMRanker):
 
     def losses(self, pairs: Sequence[Pair]) -> np.ndarray:
         """``(n_pairs, n_sentences + 1)`` summary losses; column 0 = full document."""
+        from sourcesum.rankers.lm.engine import causal_ablation_nll, seq2seq_ablation_nll  # torch
+
         lm = self.lm()
         sentences = pairs[0].sentences
         if lm.seq2seq:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.errors import SourceSumError
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
-from sourcesum.rankers.lm.engine import CausalState, continuation_nll, run_context
 from sourcesum.rankers.lm.inputs import causal_summary, start_tokens
 from sourcesum.rankers.lm.models import DEFAULT_LM
+
+if TYPE_CHECKING:
+    from sourcesum.rankers.lm.engine import CausalState
 
 DIRECTIONS = ("sentence|summary", "summary|sentence")
 
@@ -47,6 +49,8 @@ class PMIRanker(LMRanker):
 
     def _unconditional_nll(self, texts: Sequence[tuple[int, ...]]) -> list[float]:
         """Mean token NLL of each text read after the start token (each distinct text once)."""
+        from sourcesum.rankers.lm.engine import continuation_nll, run_context  # loads torch
+
         lm = self.lm()
         if self._start is None:
             self._start = run_context(lm.model, start_tokens(lm.tokenizer))
@@ -56,6 +60,8 @@ class PMIRanker(LMRanker):
         return [values[t] for t in texts]
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        from sourcesum.rankers.lm.engine import continuation_nll, run_context  # loads torch
+
         lm = self.lm()
         if lm.seq2seq:
             raise SourceSumError(f"pmi needs a causal LM; {self.model} is encoder-decoder")

@@ -1,0 +1,39 @@
+"""Layers: reporting commands import no model library (torch, transformers,
+sentence-transformers) and no plotting library unless they draw."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from sourcesum.data import load_split
+
+HEAVY = ("torch", "transformers", "sentence_transformers", "matplotlib")
+
+
+def _imported(argv: list[str]) -> list[str]:
+    script = (
+        "import sys, sourcesum.cli as c; code = c.main(sys.argv[1:]); "
+        f"print('HEAVY=' + ','.join(m for m in {HEAVY!r} if m in sys.modules)); sys.exit(code)"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("HEAVY="))
+    return [m for m in line[len("HEAVY="):].split(",") if m]
+
+
+@pytest.mark.parametrize("argv", [
+    ["list", "--json"],
+    ["leaderboard", "--format", "json", "-o", "-"],
+    ["compare", "bm25", "lead", "--split", "xsum_pegasus", "--resamples", "200"],
+    ["show", "PAIR"],
+])
+def test_reporting_commands_import_no_model_library(argv):
+    argv = [load_split("xsum_pegasus").pairs[0].id if a == "PAIR" else a for a in argv]
+    assert _imported(argv) == []
+
+
+def test_drawing_the_plot_imports_matplotlib_only(tmp_path):
+    assert _imported(["leaderboard", "-o", str(tmp_path / "board.md")]) == ["matplotlib"]
