@@ -12,8 +12,9 @@ import json
 import os
 import sys
 import typing
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from sourcesum import paths
 from sourcesum.errors import SourceSumError
@@ -74,18 +75,24 @@ def _emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measure
     print(format_table(records, columns))
     for record in records:
         if record.get("undefined"):
-            print(f"note: {record[system_key]} on {record['split']}: measure undefined (no relevant "
-                  f"sentence) on {record['undefined']} pairs, left out of the mean")
+            print(
+                f"note: {record[system_key]} on {record['split']}: measure undefined (no relevant "
+                f"sentence) on {record['undefined']} pairs, left out of the mean"
+            )
         if record.get("partial"):
-            print(f"note: {record[system_key]} on {record['split']}: {record['partial']}, cached in the "
-                  f"normal entry (a full run resumes from them); the leaderboard shows complete entries only")
+            print(
+                f"note: {record[system_key]} on {record['split']}: {record['partial']}, cached in the "
+                f"normal entry (a full run resumes from them); the leaderboard shows complete entries only"
+            )
         if record.get("report"):
             details = ", ".join(f"{k}={v}" for k, v in record["report"].items())
             print(f"note: {record[system_key]} in this run: {details}")
         if record.get("nan_replaced"):
-            print(f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']} (as the "
-                  f"paper did); in {record.get('all_nan_pairs', 0)} pair(s) every score was NaN, so all "
-                  "their sentences tie")
+            print(
+                f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']} (as the "
+                f"paper did); in {record.get('all_nan_pairs', 0)} pair(s) every score was NaN, so all "
+                "their sentences tie"
+            )
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -105,8 +112,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"  {r['name']:<16} v{r['version']:<3} {r['description']}")
         for p in r["parameters"]:
             star = "*" if p["runtime"] else ""
-            print(f"      {p['name']}{star}: {p['type']} = {json.dumps(p['default'])}  ({p['accepts']})"
-                  + (f"  {p['doc']}" if p["doc"] else ""))
+            print(
+                f"      {p['name']}{star}: {p['type']} = {json.dumps(p['default'])}  ({p['accepts']})"
+                + (f"  {p['doc']}" if p["doc"] else "")
+            )
     return 0
 
 
@@ -115,28 +124,35 @@ def _ranker_listing(name: str, cls: Any) -> dict[str, Any]:
 
     parameters = []
     for key, (spec, default) in cls.parameters().items():
-        parameters.append({
-            "name": key,
-            "type": spec.type_name,
-            "default": None if default is inspect.Parameter.empty else default,
-            "required": default is inspect.Parameter.empty,
-            "accepts": spec.accepts,
-            "choices": list(spec.choices) if spec.choices is not None else None,
-            "min": spec.min,
-            "max": spec.max,
-            "runtime": key in cls.runtime_params,
-            "doc": spec.doc,
-        })
-    return {"name": name, "version": cls.version, "reference": cls.reference,
-            "description": (cls.__doc__ or "").strip().split("\n")[0], "parameters": parameters}
+        parameters.append(
+            {
+                "name": key,
+                "type": spec.type_name,
+                "default": None if default is inspect.Parameter.empty else default,
+                "required": default is inspect.Parameter.empty,
+                "accepts": spec.accepts,
+                "choices": list(spec.choices) if spec.choices is not None else None,
+                "min": spec.min,
+                "max": spec.max,
+                "runtime": key in cls.runtime_params,
+                "doc": spec.doc,
+            }
+        )
+    return {
+        "name": name,
+        "version": cls.version,
+        "reference": cls.reference,
+        "description": (cls.__doc__ or "").strip().split("\n")[0],
+        "parameters": parameters,
+    }
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from sourcesum.data import load_split, resolve_split_names
     from sourcesum.evaluation import evaluate
     from sourcesum.measures import parse_measures
-    from sourcesum.runner import run_splits
     from sourcesum.rankers import create_ranker
+    from sourcesum.runner import run_splits
 
     names = [n.strip() for n in args.ranker.split(",") if n.strip()]
     if not names:
@@ -229,7 +245,8 @@ def _declared_or_all_board(args: argparse.Namespace, measures):
         store = f"`{args.scores_dir}`" if args.scores_dir else "your score store"
         board.scores_from = f"every usable entry of {store} and of the committed `data/scores/`"
         board.regenerate = "`sourcesum leaderboard --all -o FILE`" + (
-            f" with `--scores-dir {args.scores_dir}`" if args.scores_dir else "")
+            f" with `--scores-dir {args.scores_dir}`" if args.scores_dir else ""
+        )
         return board
     if args.scores_dir:
         root = Path(args.scores_dir).expanduser()
@@ -238,13 +255,23 @@ def _declared_or_all_board(args: argparse.Namespace, measures):
     else:
         root = paths.COMMITTED_SCORES_DIR
     declaration = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
-    board = collect_declared(read_declaration(declaration), ScoreStore(root, writable=False), measures=measures)
+    board = collect_declared(
+        read_declaration(declaration), ScoreStore(root, writable=False), measures=measures
+    )
     if args.scores_dir or args.declaration:
-        board.scores_from = f"the files in `{args.scores_dir or 'data/scores'}`, the rows of " \
-                            f"`{args.declaration or 'leaderboard.toml'}`"
-        board.regenerate = "`sourcesum leaderboard" + "".join(
-            f" --{flag} {value}" for flag, value in (("declaration", args.declaration),
-                                                     ("scores-dir", args.scores_dir)) if value) + "`"
+        board.scores_from = (
+            f"the files in `{args.scores_dir or 'data/scores'}`, the rows of "
+            f"`{args.declaration or 'leaderboard.toml'}`"
+        )
+        board.regenerate = (
+            "`sourcesum leaderboard"
+            + "".join(
+                f" --{flag} {value}"
+                for flag, value in (("declaration", args.declaration), ("scores-dir", args.scores_dir))
+                if value
+            )
+            + "`"
+        )
     return board
 
 
@@ -279,10 +306,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from sourcesum.compare import compare_rows, format_comparisons
-    from sourcesum.data import resolve_split_names
+    from sourcesum.data import main_splits, resolve_split_names
     from sourcesum.measures import parse_measures
-
-    from sourcesum.data import main_splits
 
     names = args.rankers
     if len(names) < 2:
@@ -290,12 +315,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     splits = resolve_split_names(args.split)
     off_board = [s for s in splits if s not in main_splits()]
     if off_board:
-        raise SourceSumError(f"--split {args.split}: compare works on the main splits "
-                             f"({', '.join(main_splits())}), not {', '.join(off_board)}")
+        raise SourceSumError(
+            f"--split {args.split}: compare works on the main splits "
+            f"({', '.join(main_splits())}), not {', '.join(off_board)}"
+        )
     board = _board(args, with_stats=False)
     rows = [board.row(name) for name in names]
-    results = compare_rows(rows, splits, parse_measures(args.measures),
-                           by_document=args.by == "document", resamples=args.resamples, seed=args.seed)
+    results = compare_rows(
+        rows,
+        splits,
+        parse_measures(args.measures),
+        by_document=args.by == "document",
+        resamples=args.resamples,
+        seed=args.seed,
+    )
     if args.json:
         print(json.dumps({"comparisons": [c.as_dict() for c in results]}, indent=2))
     else:
@@ -326,11 +359,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
     ranker = create_ranker(args.ranker, **parse_params(args.param, [args.ranker])[args.ranker])
     explain = getattr(ranker, "explain", None)
     if explain is None:
-        raise SourceSumError(f"ranker {args.ranker!r} fits no model to explain (try `sourcesum explain learned`)")
+        raise SourceSumError(
+            f"ranker {args.ranker!r} fits no model to explain (try `sourcesum explain learned`)"
+        )
     if ranker.needs_store:
         ranker.store = open_stores(args.scores_dir)
-    records = [{"split": name, "ranker": ranker.label, "models": explain(load_split(name).pairs)}
-               for name in resolve_split_names(args.split)]
+    records = [
+        {"split": name, "ranker": ranker.label, "models": explain(load_split(name).pairs)}
+        for name in resolve_split_names(args.split)
+    ]
     if args.json:
         print(json.dumps({"explanations": records}, indent=2))
         return 0
@@ -344,9 +381,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def format_model(model: dict[str, Any]) -> str:
     """One fitted model in words: training data, hyper-parameter, inner CV, weights by size."""
     names = ["C", "l1_ratio"] if model["model"] == "logistic" else ["trees"]
-    lines = [f"  {model['model']} fitted on {' + '.join(model['trained_on'])} ({model['pairs']} pairs), "
-             + ", ".join(f"{n} = {model[n]:g}" for n in names)
-             + (" (chosen by inner CV)" if model["cv"] else " (fixed)")]
+    lines = [
+        f"  {model['model']} fitted on {' + '.join(model['trained_on'])} ({model['pairs']} pairs), "
+        + ", ".join(f"{n} = {model[n]:g}" for n in names)
+        + (" (chosen by inner CV)" if model["cv"] else " (fixed)")
+    ]
     for row in model["cv"]:
         mark = "  <- chosen" if row.get("selected") else ""
         tried = ", ".join(f"{n}={row[n]:g}" for n in names if n in row)
@@ -370,16 +409,18 @@ def cmd_export(args: argparse.Namespace) -> int:
     from sourcesum.export import export_trec
 
     written = export_trec(_board(args, with_stats=False, published=False), Path(args.output))
-    print(f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split, "
-          f"and {written[-1].name} listing them):")
+    print(
+        f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split, "
+        f"and {written[-1].name} listing them):"
+    )
     for path in written:
         print(f"  {path}")
     return 0
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from sourcesum.store import migrate
     from sourcesum.rankers import RANKERS
+    from sourcesum.store import migrate
 
     root = Path(args.scores_dir).expanduser() if args.scores_dir else paths.user_scores_dir()
     if not root.is_dir():
@@ -426,19 +467,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="all", help="comma-separated split names; 'all' = main four")
     p.add_argument("--param", "-p", action="append", default=[], metavar="RANKER.NAME=VALUE")
     p.add_argument("--measures", default="nDCG,AP", help=measures_help)
-    p.add_argument("--scores-dir", help="your store, written (default: $SOURCESUM_SCORES_DIR, else "
-                                        "~/.local/share/sourcesum/scores); data/scores is read below it")
+    p.add_argument(
+        "--scores-dir",
+        help="your store, written (default: $SOURCESUM_SCORES_DIR, else "
+        "~/.local/share/sourcesum/scores); data/scores is read below it",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--limit", type=positive_int, metavar="N", help="quick trial: only the first N pairs of each split")
+    p.add_argument(
+        "--limit", type=positive_int, metavar="N", help="quick trial: only the first N pairs of each split"
+    )
     p.add_argument("--pairs", metavar="ID[,ID]", help="quick trial: only these pair ids")
     p.add_argument("--shard", metavar="K/N", help="only shard K of N (pairs split by document, 1 <= K <= N)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("merge", help="merge score stores (e.g. of sharded runs) into one")
     p.add_argument("stores", nargs="+", metavar="STORE", help="score-store folders to merge")
-    p.add_argument("--output", "-o", "--into", required=True, metavar="STORE",
-                   help="store to merge into (created if missing; its entries are merged too)")
+    p.add_argument(
+        "--output",
+        "-o",
+        "--into",
+        required=True,
+        metavar="STORE",
+        help="store to merge into (created if missing; its entries are merged too)",
+    )
     p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("evaluate", help="evaluate a score file produced elsewhere")
@@ -454,30 +506,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["markdown", "csv", "json", "latex"], default="markdown")
     p.add_argument("--output", "-o", help="file to write ('-' = stdout; markdown default: leaderboard.md)")
     p.add_argument("--ci", action="store_true", help="LaTeX: add the 95%% CIs under each value")
-    p.add_argument("--all", action="store_true",
-                   help="every usable entry of your store and the committed one, plus every published "
-                        "output, not the declared rows (needs -o)")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every usable entry of your store and the committed one, plus every published "
+        "output, not the declared rows (needs -o)",
+    )
     p.add_argument("--declaration", help="rows to render (default: leaderboard.toml)")
     p.add_argument("--measures", default="nDCG,AP", help=measures_help)
-    p.add_argument("--scores-dir", help="store to read (declared board: default data/scores; --all: "
-                                        "this store over data/scores)")
+    p.add_argument(
+        "--scores-dir",
+        help="store to read (declared board: default data/scores; --all: this store over data/scores)",
+    )
     p.set_defaults(func=cmd_leaderboard)
 
-    p = sub.add_parser("site", help="static leaderboard site with a per-pair explorer (the leaderboard's rows)")
+    p = sub.add_parser(
+        "site", help="static leaderboard site with a per-pair explorer (the leaderboard's rows)"
+    )
     p.add_argument("--output", "-o", required=True, metavar="DIR", help="folder to write the site into")
-    p.add_argument("--all", action="store_true",
-                   help="every usable entry of your store and the committed one, not the declared rows")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every usable entry of your store and the committed one, not the declared rows",
+    )
     p.add_argument("--declaration", help="rows to show (default: leaderboard.toml)")
-    p.add_argument("--scores-dir", help="store to read (declared board: default data/scores; --all: "
-                                        "this store over data/scores)")
+    p.add_argument(
+        "--scores-dir",
+        help="store to read (declared board: default data/scores; --all: this store over data/scores)",
+    )
     p.set_defaults(func=cmd_site)
 
     p = sub.add_parser("compare", help="paired significance tests between rankers")
     p.add_argument("rankers", nargs="+", help="row labels or ranker names (two or more)")
     p.add_argument("--split", default="all")
     p.add_argument("--measures", default="nDCG,AP", help=measures_help)
-    p.add_argument("--by", choices=["pair", "document"], default="document",
-                   help="resampling unit (default: document; equals pair on XSum)")
+    p.add_argument(
+        "--by",
+        choices=["pair", "document"],
+        default="document",
+        help="resampling unit (default: document; equals pair on XSum)",
+    )
     p.add_argument("--resamples", type=positive_int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scores-dir")
@@ -486,15 +554,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("show", help="one pair: summary, sentences, votes, rankers' scores and ranks")
     p.add_argument("pair_id")
-    p.add_argument("--ranker", help="comma-separated row labels or ranker names (default: the 4 best "
-                                    "declared rankers; with --json: all)")
+    p.add_argument(
+        "--ranker",
+        help="comma-separated row labels or ranker names (default: the 4 best "
+        "declared rankers; with --json: all)",
+    )
     p.add_argument("--width", type=positive_int, default=100, help="terminal columns (default 100)")
     p.add_argument("--scores-dir")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("explain", help="a trained ranker's fitted models: training data, chosen "
-                                        "hyper-parameters, weights or importances")
+    p = sub.add_parser(
+        "explain",
+        help="a trained ranker's fitted models: training data, chosen "
+        "hyper-parameters, weights or importances",
+    )
     p.add_argument("ranker", help="ranker name (e.g. learned)")
     p.add_argument("--param", "-p", action="append", default=[], metavar="RANKER.NAME=VALUE")
     p.add_argument("--split", default="all", help="comma-separated split names; 'all' = main four")
@@ -544,8 +618,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
         if args.debug:
             raise
-        print(f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
-              file=sys.stderr)
+        print(
+            f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
         return 1
 
 

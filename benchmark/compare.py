@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
-from typing import Sequence
-
-import numpy as np
 
 from sourcesum import stats
 from sourcesum.data import load_split
@@ -28,23 +26,42 @@ def per_pair_values(row: Row, split: str, measures: Sequence[Measure]):
     return evaluate(load_split(split), entry.scores, row.label, measures).per_pair
 
 
-def compare_rows(rows: Sequence[Row], splits: Sequence[str], measures: Sequence[Measure],
-                 by_document: bool = True, resamples: int = stats.DEFAULT_RESAMPLES,
-                 seed: int = stats.DEFAULT_SEED) -> list[stats.Comparison]:
+def compare_rows(
+    rows: Sequence[Row],
+    splits: Sequence[str],
+    measures: Sequence[Measure],
+    by_document: bool = True,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+) -> list[stats.Comparison]:
     """Every pair of ``rows`` on every split and measure; ``p_holm`` adjusts the randomization
     p-values across the comparisons of one (split, measure)."""
     out: list[stats.Comparison] = []
     for split in splits:
         groups = document_groups(load_split(split)) if by_document else None
-        values = [(row.label, per_pair_values(row, split, measures)) for row in rows if split in row.evaluations]
+        values = [
+            (row.label, per_pair_values(row, split, measures)) for row in rows if split in row.evaluations
+        ]
         for measure in measures:
             family = [
-                stats.compare(a, b, split, measure.name, va[measure.name].to_numpy(),
-                              vb[measure.name].to_numpy(), resamples, seed, groups)
+                stats.compare(
+                    a,
+                    b,
+                    split,
+                    measure.name,
+                    va[measure.name].to_numpy(),
+                    vb[measure.name].to_numpy(),
+                    resamples,
+                    seed,
+                    groups,
+                )
                 for (a, va), (b, vb) in combinations(values, 2)
             ]
             adjusted = stats.holm([c.p_randomization for c in family])
-            out += [stats.Comparison(**{**c.as_dict(), "p_holm": p}) for c, p in zip(family, adjusted)]
+            out += [
+                stats.Comparison(**{**c.as_dict(), "p_holm": p})
+                for c, p in zip(family, adjusted, strict=False)
+            ]
     return out
 
 
@@ -55,6 +72,17 @@ def format_comparisons(results: Sequence[stats.Comparison]) -> str:
         record["diff"] = c.mean_a - c.mean_b
         record["diff 95% CI"] = f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]"
         records.append(record)
-    columns = ["a", "b", "split", "measure", "mean_a", "mean_b", "diff", "diff 95% CI",
-               "p_randomization", "p_bootstrap", "p_holm"]
+    columns = [
+        "a",
+        "b",
+        "split",
+        "measure",
+        "mean_a",
+        "mean_b",
+        "diff",
+        "diff 95% CI",
+        "p_randomization",
+        "p_bootstrap",
+        "p_holm",
+    ]
     return format_table(records, columns)

@@ -19,13 +19,13 @@ import hashlib
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 import numpy as np
-
 from sourcesum import paths
 from sourcesum.atomic import write_bytes_atomic
 from sourcesum.errors import DataError, UnknownNameError
@@ -84,9 +84,7 @@ def split_info(name: str) -> SplitInfo:
     """Manifest entry for ``name``; :class:`UnknownNameError` lists the valid names."""
     entry = manifest()["splits"].get(name)
     if entry is None:
-        raise UnknownNameError(
-            f"unknown split {name!r}; choose from {', '.join(split_names())} or 'all'"
-        )
+        raise UnknownNameError(f"unknown split {name!r}; choose from {', '.join(split_names())} or 'all'")
     url = manifest()["url_template"].format(commit=manifest()["commit"], file=entry["file"])
     return SplitInfo(name=name, url=url, **entry)
 
@@ -261,8 +259,7 @@ def _parse_pair(row: dict[str, Any], split: str, path: Path, position: int) -> P
     for expected, ann in enumerate(annotations):
         if ann.get("sentence_idx") != expected:
             raise fail(
-                f"annotations out of order: position {expected} has sentence_idx "
-                f"{ann.get('sentence_idx')!r}"
+                f"annotations out of order: position {expected} has sentence_idx {ann.get('sentence_idx')!r}"
             )
         text = ann.get("sentence")
         if not isinstance(text, str) or not text.strip():
@@ -318,4 +315,3 @@ def load_split(name: str) -> Split:
     if len(pairs) != info.pairs:
         raise DataError(f"{path}: {len(pairs)} pairs, the manifest says {info.pairs}")
     return Split(name=name, path=path, sha256=info.sha256, pairs=pairs)
-

@@ -8,12 +8,12 @@ one sentence is perfect when it is relevant).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from sourcesum.data import BINARY_MIN_VOTES, Split
 from sourcesum.errors import ScoreFileError
 from sourcesum.measures import AP, DEFAULT_MEASURES, NDCG, Measure

@@ -47,7 +47,10 @@ def _planned(board: Leaderboard) -> dict[str, dict]:
         for row in board.rows:
             if split.name in row.entries:
                 files[f"{export_name(row.label)}.{split.name}.run"] = {
-                    "kind": "run", "split": split.name, "ranker": row.label, "key": row.entries[split.name].key,
+                    "kind": "run",
+                    "split": split.name,
+                    "ranker": row.label,
+                    "key": row.entries[split.name].key,
                 }
     return files
 
@@ -74,7 +77,8 @@ def _check_target(folder: Path, planned: dict[str, dict]) -> None:
 def _qrels_lines(split, binary: bool) -> list[str]:
     return [
         f"{p.id} 0 {docno(i)} {int(g >= BINARY_MIN_VOTES) if binary else int(g)}"
-        for p in split for i, g in enumerate(p.graded)
+        for p in split
+        for i, g in enumerate(p.graded)
     ]
 
 
@@ -98,7 +102,9 @@ def export_trec(board: Leaderboard, folder: Path) -> list[Path]:
     for name, info in planned.items():
         split = splits[info["split"]]
         if info["kind"] == "run":
-            lines = _run_lines(split, rows[info["ranker"]].entries[split.name].scores, export_name(info["ranker"]))
+            lines = _run_lines(
+                split, rows[info["ranker"]].entries[split.name].scores, export_name(info["ranker"])
+            )
         else:
             lines = _qrels_lines(split, binary=info["kind"] == "qrels (binary)")
         write_text_atomic(folder / name, "\n".join(lines) + "\n")

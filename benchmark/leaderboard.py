@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from sourcesum import stats
@@ -131,8 +132,12 @@ class Leaderboard:
         lead = self.lead
         if lead is None:
             return []
-        return [r for r in self.competing_rows
-                if r.p_vs_lead.get((split, measure), 1.0) < ALPHA and r.mean(split, measure) > lead.mean(split, measure)]
+        return [
+            r
+            for r in self.competing_rows
+            if r.p_vs_lead.get((split, measure), 1.0) < ALPHA
+            and r.mean(split, measure) > lead.mean(split, measure)
+        ]
 
     def row(self, name: str) -> Row:
         """The row labelled ``name``, else the only row of ranker ``name``."""
@@ -177,14 +182,18 @@ def read_declaration(path: Path) -> list[DeclaredRow]:
     declared = []
     for i, item in enumerate(raw.get("published", [])):
         if set(item) != {"method"} or not isinstance(item["method"], str):
-            raise SourceSumError(f"{path}: [[published]] #{i + 1} needs exactly method = \"name\"")
+            raise SourceSumError(f'{path}: [[published]] #{i + 1} needs exactly method = "name"')
         declared.append(DeclaredRow(published_method(item["method"]).key, {}, published=True))
     for table, reference in (("rows", False), ("references", True)):
         for i, item in enumerate(raw.get(table, [])):
             extra = set(item) - {"ranker", "params"}
-            if not isinstance(item.get("ranker"), str) or extra or not isinstance(item.get("params", {}), dict):
+            if (
+                not isinstance(item.get("ranker"), str)
+                or extra
+                or not isinstance(item.get("params", {}), dict)
+            ):
                 raise SourceSumError(
-                    f"{path}: [[{table}]] #{i + 1} needs ranker = \"name\" and optional params = {{...}}"
+                    f'{path}: [[{table}]] #{i + 1} needs ranker = "name" and optional params = {{...}}'
                     + (f"; unknown keys {sorted(extra)}" if extra else "")
                 )
             declared.append(DeclaredRow(item["ranker"], dict(item.get("params", {})), reference))
@@ -213,8 +222,9 @@ def is_current(entry: ScoreEntry, split: Split) -> str | None:
     return None
 
 
-def _published_row(outputs: Sequence[PublishedOutput], splits: dict[str, Split],
-                   measures: Sequence[Measure]) -> Row:
+def _published_row(
+    outputs: Sequence[PublishedOutput], splits: dict[str, Split], measures: Sequence[Measure]
+) -> Row:
     """One row from a published method's outputs on the splits the paper published."""
     method = outputs[0].method
     row = Row(method.label, method.ranker, {}, reference=False, published=True)
@@ -226,8 +236,9 @@ def _published_row(outputs: Sequence[PublishedOutput], splits: dict[str, Split],
 
 def _published_rows(keys: Sequence[str], splits: dict[str, Split], measures: Sequence[Measure]) -> list[Row]:
     return [
-        _published_row([load_published(s, key) for s in splits if s in published_method(key).reported],
-                       splits, measures)
+        _published_row(
+            [load_published(s, key) for s in splits if s in published_method(key).reported], splits, measures
+        )
         for key in keys
     ]
 
@@ -237,16 +248,23 @@ def _add_entry(row: Row, entry: ScoreEntry, split: Split, source: str, measures:
     row.evaluations[split.name] = evaluate(split, entry.scores, row.label, measures, source=source)
 
 
-def _finish(splits: dict[str, Split], rows: list[Row], stale: list[str], measures: Sequence[Measure],
-            with_stats: bool, resamples: int) -> Leaderboard:
+def _finish(
+    splits: dict[str, Split],
+    rows: list[Row],
+    stale: list[str],
+    measures: Sequence[Measure],
+    with_stats: bool,
+    resamples: int,
+) -> Leaderboard:
     ordered = sorted(rows, key=lambda r: (-np.nan_to_num(r.average(measures[0]), nan=-1), r.label))
     board = Leaderboard(list(splits.values()), ordered, stale, tuple(measures))
     _mark_best(board)
     if with_stats:  # what the rendered board adds to the rows' evaluations
         for row in board.rows:
             for name, entry in row.entries.items():
-                row.ties[name] = tie_report(splits[name], entry.scores, row.label, measures,
-                                            evaluation=row.evaluations[name])
+                row.ties[name] = tie_report(
+                    splits[name], entry.scores, row.label, measures, evaluation=row.evaluations[name]
+                )
         board.human = human_agreement(board)
         add_statistics(board, resamples)
     return board
@@ -273,8 +291,9 @@ def human_agreement(board: Leaderboard) -> HumanAgreement:
         for row in board.competing_rows:
             entry = row.entries.get(split.name)
             if entry is not None:
-                table.per_pair[(row.label, split.name)] = agreement_per_pair(split, entry.scores, measures,
-                                                                             source=row.label)
+                table.per_pair[(row.label, split.name)] = agreement_per_pair(
+                    split, entry.scores, measures, source=row.label
+                )
     table.labels = [HUMAN_LABEL] + [r.label for r in board.competing_rows]
     return table
 
@@ -299,10 +318,14 @@ def collect_declared(
         for split in splits.values():
             key = entry_key(ranker.name, ranker.key_version(), params, split.sha256)
             path = store.path_for(ranker.name, split.name, key)
-            command = (f"sourcesum run --ranker {ranker.name} --split {split.name}"
-                       + "".join(f" -p {ranker.name}.{k}={json.dumps(v) if not isinstance(v, str) else v}"
-                                 for k, v in sorted(item.params.items()))
-                       + f" --scores-dir {store.root}")
+            command = (
+                f"sourcesum run --ranker {ranker.name} --split {split.name}"
+                + "".join(
+                    f" -p {ranker.name}.{k}={json.dumps(v) if not isinstance(v, str) else v}"
+                    for k, v in sorted(item.params.items())
+                )
+                + f" --scores-dir {store.root}"
+            )
             try:
                 entry = store.load(ranker.name, split.name, key)
             except ScoreFileError as exc:
@@ -312,8 +335,10 @@ def collect_declared(
                 problems.append(f"{ranker.label} on {split.name}: missing ({path}); compute: {command}")
                 continue
             if not entry.complete:
-                problems.append(f"{ranker.label} on {split.name}: partial ({len(entry.scores)}/"
-                                f"{entry.n_pairs} pairs, {path}); resume: {command}")
+                problems.append(
+                    f"{ranker.label} on {split.name}: partial ({len(entry.scores)}/"
+                    f"{entry.n_pairs} pairs, {path}); resume: {command}"
+                )
                 continue
             _add_entry(row, entry, split, str(path), measures)
         rows.append(row)
@@ -375,8 +400,12 @@ def document_groups(split: Split) -> list[str]:
     return [pair.document_key for pair in split]
 
 
-def add_statistics(board: Leaderboard, resamples: int = stats.DEFAULT_RESAMPLES,
-                   seed: int = stats.DEFAULT_SEED, cache: StatsCache | None = None) -> None:
+def add_statistics(
+    board: Leaderboard,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+    cache: StatsCache | None = None,
+) -> None:
     """Fill every row's CIs; for competing rows, Holm-adjusted p-values against the column's
     best and against ``lead``; and the human-agreement table's CIs and tests.
 
@@ -403,8 +432,14 @@ def add_statistics(board: Leaderboard, resamples: int = stats.DEFAULT_RESAMPLES,
     cache.save()
 
 
-def _row_intervals(board: Leaderboard, measure: Measure, cache: StatsCache, resamples: int, seed: int,
-                   groups: dict[str, list[str]]) -> None:
+def _row_intervals(
+    board: Leaderboard,
+    measure: Measure,
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+    groups: dict[str, list[str]],
+) -> None:
     """Split and Avg CIs of every row for one measure (see the module docstring for the Avg)."""
     values: dict[tuple[int, str], np.ndarray] = {}
     keys: dict[tuple[int, str | None], str] = {}
@@ -412,28 +447,45 @@ def _row_intervals(board: Leaderboard, measure: Measure, cache: StatsCache, resa
         present = [s for s in board.splits if s.name in row.evaluations]
         for s in present:
             values[(index, s.name)] = row.evaluations[s.name].per_pair[measure.name].to_numpy()
-            keys[(index, s.name)] = stats_key("ci", resamples, seed, [values[(index, s.name)]], [groups[s.name]])
+            keys[(index, s.name)] = stats_key(
+                "ci", resamples, seed, [values[(index, s.name)]], [groups[s.name]]
+            )
         if len(present) == len(board.splits):
-            keys[(index, None)] = stats_key("avg_ci", resamples, seed, [values[(index, s.name)] for s in present],
-                                            [groups[s.name] for s in present])
+            keys[(index, None)] = stats_key(
+                "avg_ci",
+                resamples,
+                seed,
+                [values[(index, s.name)] for s in present],
+                [groups[s.name] for s in present],
+            )
     missing_rows = {index for (index, _), key in keys.items() if key not in cache}
     means: dict[tuple[int, str], np.ndarray] = {}
     for split in board.splits:
         needed = [i for i in sorted(missing_rows) if (i, split.name) in values]
-        computed = stats.bootstrap_means_each([values[(i, split.name)] for i in needed], resamples, seed,
-                                              groups[split.name])
+        computed = stats.bootstrap_means_each(
+            [values[(i, split.name)] for i in needed], resamples, seed, groups[split.name]
+        )
         means.update({(i, split.name): m for i, m in zip(needed, computed, strict=True)})
     for (index, name), key in keys.items():
         if key not in cache:
-            sample = (np.mean([means[(index, s.name)] for s in board.splits], axis=0) if name is None
-                      else means[(index, name)])
+            sample = (
+                np.mean([means[(index, s.name)] for s in board.splits], axis=0)
+                if name is None
+                else means[(index, name)]
+            )
             cache.get(key, lambda sample=sample: list(stats.percentile_interval(sample)))
         low, high = cache.get(key, lambda: None)
         board.rows[index].ci[(name, measure)] = (low, high)
 
 
-def _pvalues(vectors: Sequence[np.ndarray], base: np.ndarray, groups: list[str], cache: StatsCache,
-             resamples: int, seed: int) -> list[float]:
+def _pvalues(
+    vectors: Sequence[np.ndarray],
+    base: np.ndarray,
+    groups: list[str],
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+) -> list[float]:
     """Raw two-sided randomization p-values of each vector against ``base`` (memoised)."""
     keys = [stats_key("randomization", resamples, seed, [v, base], [groups]) for v in vectors]
     missing = [i for i, key in enumerate(keys) if key not in cache]
@@ -443,8 +495,16 @@ def _pvalues(vectors: Sequence[np.ndarray], base: np.ndarray, groups: list[str],
     return [cache.get(key, lambda: None) for key in keys]
 
 
-def _holm_against(base: Row, board: Leaderboard, split: str, measure: Measure, cache: StatsCache,
-                  resamples: int, seed: int, groups: dict[str, list[str]]) -> list[tuple[Row, float]]:
+def _holm_against(
+    base: Row,
+    board: Leaderboard,
+    split: str,
+    measure: Measure,
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+    groups: dict[str, list[str]],
+) -> list[tuple[Row, float]]:
     """Two-sided paired randomization test against ``base`` of every other competing row with
     values on ``split``, Holm-adjusted across those rows."""
     others = [r for r in board.competing_rows if r is not base and split in r.evaluations]
@@ -454,8 +514,14 @@ def _holm_against(base: Row, board: Leaderboard, split: str, measure: Measure, c
     return list(zip(others, stats.holm(raw), strict=True)) if raw else []
 
 
-def _human_statistics(table: HumanAgreement, splits: Sequence[Split], cache: StatsCache, resamples: int,
-                      seed: int, groups: dict[str, list[str]]) -> None:
+def _human_statistics(
+    table: HumanAgreement,
+    splits: Sequence[Split],
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+    groups: dict[str, list[str]],
+) -> None:
     """CIs of every agreement cell; each row tested against the human (two-sided paired
     randomization test over the pairs both cover, Holm across the rows of the column)."""
     for split in splits:
@@ -464,7 +530,9 @@ def _human_statistics(table: HumanAgreement, splits: Sequence[Split], cache: Sta
             vectors = [table.per_pair[(label, split.name)][measure.name].to_numpy() for label in labels]
             keys = [stats_key("ci", resamples, seed, [v], [groups[split.name]]) for v in vectors]
             missing = [i for i, key in enumerate(keys) if key not in cache]
-            computed = stats.bootstrap_means_each([vectors[i] for i in missing], resamples, seed, groups[split.name])
+            computed = stats.bootstrap_means_each(
+                [vectors[i] for i in missing], resamples, seed, groups[split.name]
+            )
             for i, means in zip(missing, computed, strict=True):
                 cache.get(keys[i], lambda means=means: list(stats.percentile_interval(means)))
             for label, key in zip(labels, keys, strict=True):

@@ -14,11 +14,11 @@ orderings of ties. ``Spearman`` uses tie-averaged (fractional) ranks.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
-
 from sourcesum import metrics
 from sourcesum.errors import UnknownNameError
 from sourcesum.metrics import Gain, Ranking
@@ -70,7 +70,8 @@ class Measure:
 _KERNELS: dict[str, Callable[[Measure, Ranking, np.ndarray], np.ndarray]] = {
     "nDCG": lambda m, r, rel: metrics.ndcg_batch(r, rel, k=m.k, gain=m.gain),
     "AP": lambda m, r, rel: (
-        metrics.expected_average_precision_batch(r, rel) if m.ties == "expected"
+        metrics.expected_average_precision_batch(r, rel)
+        if m.ties == "expected"
         else metrics.average_precision_batch(r, rel)
     ),
     "P": lambda m, r, rel: metrics.precision_at_k_batch(r, rel, _need_k(m)),
@@ -102,7 +103,7 @@ def parse_measure(text: str) -> Measure:
     match = _NAME.match(text.strip())
     families = {f.lower(): f for f in _KERNELS}
     family = families.get(match.group("family").lower()) if match else None
-    if family is None:
+    if match is None or family is None:
         raise UnknownNameError(
             f"unknown measure {text!r}; use one of nDCG[@k], AP, AP(ties=expected), P@k, R@k, RR, Spearman"
         )

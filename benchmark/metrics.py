@@ -28,9 +28,10 @@ Batches are padded 2-D arrays with a boolean mask; per-list functions wrap the b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 from scipy.special import comb
@@ -71,7 +72,7 @@ class Ranking:
         mask: np.ndarray,
         tiebreak: TieBreak = "groups",
         relevance: np.ndarray | None = None,
-    ) -> "Ranking":
+    ) -> Ranking:
         """Rank padded ``scores`` (finite where ``mask``).
 
         ``tiebreak="groups"`` keeps tie groups (each kernel then applies its tie rule above);
@@ -109,7 +110,8 @@ class Ranking:
     def mean_weight(self, weights: np.ndarray) -> np.ndarray:
         """Per sorted position, the mean of ``weights[r]`` over the ranks ``r`` of its tie group."""
         cumulative = np.concatenate([[0.0], np.cumsum(weights)])
-        return (cumulative[self.end + 1] - cumulative[self.start]) / (self.end - self.start + 1)
+        result: np.ndarray = (cumulative[self.end + 1] - cumulative[self.start]) / (self.end - self.start + 1)
+        return result
 
     def fractional_ranks(self) -> np.ndarray:
         """1-based tie-averaged ranks per item, in original item order (NaN for padding)."""
@@ -124,7 +126,8 @@ def apply_gain(relevance: np.ndarray, gain: Gain) -> np.ndarray:
     if gain == "linear":
         return relevance
     if gain == "exponential":
-        return np.exp2(relevance) - 1.0
+        result: np.ndarray = np.exp2(relevance) - 1.0
+        return result
     if gain == "binary":
         return (relevance > 0).astype(float)
     raise ValueError(f"unknown gain {gain!r}; use 'linear', 'exponential' or 'binary'")
@@ -135,7 +138,8 @@ def dcg_weights(width: int, k: int | None) -> np.ndarray:
     weights = 1.0 / np.log2(np.arange(width) + 2.0)
     if k is not None:
         weights[k:] = 0.0
-    return weights
+    result: np.ndarray = weights
+    return result
 
 
 def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -177,11 +181,11 @@ def expected_average_precision_batch(ranking: Ranking, relevance: np.ndarray) ->
     rel_sorted = ranking.sort(relevance)
     hits = np.cumsum(rel_sorted, axis=1)
     above = np.take_along_axis(hits - rel_sorted, ranking.start, axis=1)  # H
-    in_group = np.take_along_axis(hits, ranking.end, axis=1) - above     # m
-    size = ranking.end - ranking.start + 1                                # c
+    in_group = np.take_along_axis(hits, ranking.end, axis=1) - above  # m
+    size = ranking.end - ranking.start + 1  # c
     positions = np.arange(relevance.shape[1])[None, :]
-    earlier = positions - ranking.start                                   # t - 1
-    preceding = earlier * (in_group - 1) / np.maximum(size - 1, 1)         # 0 when c = 1
+    earlier = positions - ranking.start  # t - 1
+    preceding = earlier * (in_group - 1) / np.maximum(size - 1, 1)  # 0 when c = 1
     precision = (in_group / size) * (above + 1 + preceding) / (positions + 1)
     total = np.where(ranking.sorted_mask, precision, 0.0).sum(axis=1)
     return _safe_divide(total, rel_sorted.sum(axis=1))
@@ -189,7 +193,8 @@ def expected_average_precision_batch(ranking: Ranking, relevance: np.ndarray) ->
 
 def _expected_hits_at_k(ranking: Ranking, relevance: np.ndarray, k: int) -> np.ndarray:
     weights = (np.arange(relevance.shape[1]) < k).astype(float)
-    return (ranking.sort(relevance) * ranking.mean_weight(weights)).sum(axis=1)
+    result: np.ndarray = (ranking.sort(relevance) * ranking.mean_weight(weights)).sum(axis=1)
+    return result
 
 
 def precision_at_k_batch(ranking: Ranking, relevance: np.ndarray, k: int) -> np.ndarray:

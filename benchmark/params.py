@@ -19,8 +19,9 @@ import json
 import math
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Union
+from typing import Any, Literal, Union
 
 from sourcesum.errors import ParameterError
 
@@ -53,8 +54,10 @@ class Param:
             text = "a boolean (true/false, 1/0, yes/no, on/off)"
         elif self.type in (int, float):
             kind = "an integer" if self.type is int else "a number"
-            bounds = [f">= {self.min:g}" if self.min is not None else "",
-                      f"<= {self.max:g}" if self.max is not None else ""]
+            bounds = [
+                f">= {self.min:g}" if self.min is not None else "",
+                f"<= {self.max:g}" if self.max is not None else "",
+            ]
             text = " ".join([kind, " and ".join(b for b in bounds if b)]).strip()
         elif self.type is str:
             text = "a string"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 
 import numpy as np
-
 from sourcesum.leaderboard import Leaderboard
 from sourcesum.render import column_name
 
@@ -21,18 +20,27 @@ def render_png(board: Leaderboard) -> bytes:
 
     rows = board.ranked_rows + board.published_rows + board.reference_rows
     labels = [r.label for r in rows]
-    fig, axes = plt.subplots(1, len(board.splits), figsize=(4.2 * len(board.splits), 0.38 * len(rows) + 1.6),
-                             sharey=True)
+    fig, axes = plt.subplots(
+        1, len(board.splits), figsize=(4.2 * len(board.splits), 0.38 * len(rows) + 1.6), sharey=True
+    )
     y = np.arange(len(rows))[::-1]
-    for ax, split in zip(np.atleast_1d(axes), board.splits):
+    for ax, split in zip(np.atleast_1d(axes), board.splits, strict=False):
         count = len(board.measures)
         offsets = np.linspace(0.17, -0.17, count) if count > 1 else [0.0]
         for offset, measure, color in zip(offsets, board.measures, COLORS * 2, strict=False):
             values = np.array([r.mean(split.name, measure) for r in rows])
             ci = np.array([r.ci.get((split.name, measure), (np.nan, np.nan)) for r in rows])
             err = np.abs(np.vstack([values - ci[:, 0], ci[:, 1] - values]))
-            ax.errorbar(values, y + offset, xerr=np.nan_to_num(err), fmt="o", ms=3.5, capsize=2.5,
-                        color=color, label=column_name(measure))
+            ax.errorbar(
+                values,
+                y + offset,
+                xerr=np.nan_to_num(err),
+                fmt="o",
+                ms=3.5,
+                capsize=2.5,
+                color=color,
+                label=column_name(measure),
+            )
         ax.set_title(split.title, fontsize=10)
         ax.set_xlim(0.25, 1.02)
         ax.grid(axis="x", alpha=0.3)

@@ -9,8 +9,9 @@ each entry point names a module (importing it runs its ``@register`` decorators)
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from importlib.metadata import entry_points
-from typing import Generic, Mapping, TypeVar
+from typing import Generic, TypeVar
 
 from sourcesum.errors import SourceSumError, UnknownNameError
 
@@ -42,7 +43,9 @@ class Registry(Generic[T]):
         if self._classes.get(name) is not cls:  # the module did not @register it
             self.register(cls)
         if getattr(cls, "name", None) != name:
-            raise TypeError(f"{self._lazy[name]} is named {getattr(cls, 'name', None)!r}, declared as {name!r}")
+            raise TypeError(
+                f"{self._lazy[name]} is named {getattr(cls, 'name', None)!r}, declared as {name!r}"
+            )
         return cls
 
     def register(self, cls: T) -> T:
@@ -89,8 +92,7 @@ class Registry(Generic[T]):
             return self._classes[name]
         except KeyError:
             raise UnknownNameError(
-                f"unknown {self.kind} {name!r}; registered: {', '.join(self.names())} "
-                "(see `sourcesum list`)"
+                f"unknown {self.kind} {name!r}; registered: {', '.join(self.names())} (see `sourcesum list`)"
             ) from None
 
     def names(self) -> list[str]:
@@ -105,4 +107,3 @@ class Registry(Generic[T]):
     def items(self) -> list[tuple[str, T]]:
         """``(name, class)`` for every entry (imports the lazy ones)."""
         return [(name, self.get(name)) for name in self.names()]
-

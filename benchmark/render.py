@@ -10,7 +10,8 @@ import csv
 import io
 import json
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from sourcesum import __version__
 from sourcesum.data import manifest
@@ -35,11 +36,14 @@ def fmt(value: float | None, digits: int = 4) -> str:
 
 def format_table(records: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     """A plain aligned text table of ``records`` (floats to 4 decimals)."""
-    cells = [[fmt(r.get(c)) if isinstance(r.get(c), float) else str(r.get(c, "")) for c in columns] for r in records]
+    cells = [
+        [fmt(r.get(c)) if isinstance(r.get(c), float) else str(r.get(c, "")) for c in columns]
+        for r in records
+    ]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=False))]
     lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)) for row in cells]
     return "\n".join(lines)
 
 
@@ -86,8 +90,12 @@ def human_records(table: HumanAgreement) -> dict[str, Any]:
     cells = []
     for (label, split), _ in table.per_pair.items():
         for measure in table.measures:
-            cell: dict[str, Any] = {"system": label, "split": split, "measure": measure.name,
-                                    "mean": table.mean(label, split, measure)}
+            cell: dict[str, Any] = {
+                "system": label,
+                "split": split,
+                "measure": measure.name,
+                "mean": table.mean(label, split, measure),
+            }
             if (label, split, measure) in table.ci:
                 cell["ci"] = list(table.ci[(label, split, measure)])
             if (label, split, measure) in table.p_vs_human:
@@ -167,7 +175,9 @@ def cell_mark(board: Leaderboard, row: Row, split: str | None, measure: Measure)
     return ""
 
 
-def _cell(board: Leaderboard, row: Row, split: str | None, measure: Measure, ci: bool, bold: str, mark: str) -> str:
+def _cell(
+    board: Leaderboard, row: Row, split: str | None, measure: Measure, ci: bool, bold: str, mark: str
+) -> str:
     value = row.value(split, measure)
     text = fmt(value)
     if not math.isfinite(value):
@@ -204,8 +214,13 @@ def tie_columns(board: Leaderboard) -> list[tuple[str, Measure, str]]:
         expectation = measure.expectation
         for rule in TIE_RULES:
             if rule == "default":
-                what = ("expected" if expectation == measure
-                        else "block, scikit-learn" if measure.family == "AP" else "fractional ranks")
+                what = (
+                    "expected"
+                    if expectation == measure
+                    else "block, scikit-learn"
+                    if measure.family == "AP"
+                    else "fractional ranks"
+                )
                 columns.append((f"{column_name(measure)} {what} (default)", measure, rule))
             elif rule == "expected":
                 if expectation is not None and expectation != measure:
@@ -265,8 +280,13 @@ def lead_comparisons(board: Leaderboard) -> list[tuple[str, list[Row], list[Row]
         for measure in board.measures:
             family = [r for r in board.competing_rows if (split.name, measure) in r.p_vs_lead]
             if family:
-                out.append((f"{split.title} {column_name(measure)}", board.better_than_lead(split.name, measure),
-                            family))
+                out.append(
+                    (
+                        f"{split.title} {column_name(measure)}",
+                        board.better_than_lead(split.name, measure),
+                        family,
+                    )
+                )
     return out
 
 
@@ -321,11 +341,19 @@ def published_notes(board: Leaderboard) -> list[dict[str, Any]]:
         for split in board.splits:
             replaced, all_nan = row.nan_replaced.get(split.name, (0, 0))
             if replaced:
-                nan.append(f"On {split.title}, {replaced:,} NaN scores were replaced by 0 as in the paper; "
-                           f"in {all_nan} of its {len(split)} pairs every score was NaN, so all sentences "
-                           "of those pairs tie.")
-        notes.append({"label": row.label, "description": method.description,
-                      "model": f"model: {method.model}" if method.model else "no model", "nan": " ".join(nan)})
+                nan.append(
+                    f"On {split.title}, {replaced:,} NaN scores were replaced by 0 as in the paper; "
+                    f"in {all_nan} of its {len(split)} pairs every score was NaN, so all sentences "
+                    "of those pairs tie."
+                )
+        notes.append(
+            {
+                "label": row.label,
+                "description": method.description,
+                "model": f"model: {method.model}" if method.model else "no model",
+                "nan": " ".join(nan),
+            }
+        )
     return notes
 
 
@@ -351,9 +379,15 @@ HUMAN_TEXT = (
     f"column's rows, adjusted p < {ALPHA})."
 )
 COVERAGE_HEADERS = [
-    "Split", "Pairs", "Left out: 1 annotator", "Left out: annotator count differs across sentences",
-    "k = 2 (reference = 1 annotator, binary at 1 vote)", "k >= 3", "References",
-    "References with no relevant sentence", "Pairs with no defined reference",
+    "Split",
+    "Pairs",
+    "Left out: 1 annotator",
+    "Left out: annotator count differs across sentences",
+    "k = 2 (reference = 1 annotator, binary at 1 vote)",
+    "k >= 3",
+    "References",
+    "References with no relevant sentence",
+    "Pairs with no defined reference",
 ]
 
 
@@ -367,12 +401,19 @@ def human_table(board: Leaderboard) -> dict[str, Any]:
     coverage = []
     for split in board.splits:
         c = table.coverage[split.name]
-        coverage.append([
-            split.title, str(c["pairs"]), str(c["pairs_one_annotator"]), str(c["pairs_mixed_annotator_counts"]),
-            str(c["pairs_two_annotators"]), str(c["pairs_three_or_more"]), str(c["references"]),
-            " / ".join(f"{column_name(m)} {c['references_without_relevant'][m.name]}" for m in measures),
-            " / ".join(f"{column_name(m)} {c['pairs_left_out'][m.name]}" for m in measures),
-        ])
+        coverage.append(
+            [
+                split.title,
+                str(c["pairs"]),
+                str(c["pairs_one_annotator"]),
+                str(c["pairs_mixed_annotator_counts"]),
+                str(c["pairs_two_annotators"]),
+                str(c["pairs_three_or_more"]),
+                str(c["references"]),
+                " / ".join(f"{column_name(m)} {c['references_without_relevant'][m.name]}" for m in measures),
+                " / ".join(f"{column_name(m)} {c['pairs_left_out'][m.name]}" for m in measures),
+            ]
+        )
     columns = [(split, m) for split in board.splits for m in measures]
     rows = []
     for label in table.labels:
@@ -380,13 +421,21 @@ def human_table(board: Leaderboard) -> dict[str, Any]:
         for split, measure in columns:
             low, high = table.ci.get((label, split.name, measure), (math.nan, math.nan))
             mark = 0 if label == HUMAN_LABEL else table.versus_human(label, split.name, measure)
-            cells.append({"value": table.mean(label, split.name, measure), "mark": mark,
-                          "ci": f"[{fmt(low, 3)}, {fmt(high, 3)}]" if math.isfinite(low) else ""})
+            cells.append(
+                {
+                    "value": table.mean(label, split.name, measure),
+                    "mark": mark,
+                    "ci": f"[{fmt(low, 3)}, {fmt(high, 3)}]" if math.isfinite(low) else "",
+                }
+            )
         rows.append({"label": label, "cells": cells})
     counts = []
     for split, measure in columns:
-        marks = [table.versus_human(label, split.name, measure) for label in table.labels[1:]
-                 if (label, split.name) in table.per_pair]
+        marks = [
+            table.versus_human(label, split.name, measure)
+            for label in table.labels[1:]
+            if (label, split.name) in table.per_pair
+        ]
         counts.append(f"{marks.count(1)} ▲ / {marks.count(0)} = / {marks.count(-1)} ▼")
     ceiling = [f"{s.title} {column_name(m)}" for s, m in columns if table.is_ceiling(s.name, m)]
     return {
@@ -415,8 +464,11 @@ def _human_section(board: Leaderboard) -> list[str]:
     lines += ["| System | " + " | ".join(data["columns"]) + " |", "|---|" + "---:|" * len(data["columns"])]
     arrows = {1: " ▲", -1: " ▼", 0: ""}
     for row in data["rows"]:
-        cells = [fmt(c["value"]) + (arrows[c["mark"]] + (f" {c['ci']}" if c["ci"] else "")
-                                    if math.isfinite(c["value"]) else "") for c in row["cells"]]
+        cells = [
+            fmt(c["value"])
+            + (arrows[c["mark"]] + (f" {c['ci']}" if c["ci"] else "") if math.isfinite(c["value"]) else "")
+            for c in row["cells"]
+        ]
         lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
     lines.append("| rows ▲ / = / ▼ the human | " + " | ".join(data["counts"]) + " |")
     return lines
@@ -468,8 +520,7 @@ def render_markdown(board: Leaderboard) -> str:
         f"- **Data**: `{data['repository']}` at commit `{data['commit'][:10]}` (sha256-pinned); "
         f"sourcesum-bench {__version__}. Scores are {board.scores_from}; the "
         "published rows are read from the paper's outputs (see [Published systems](#published-systems)).",
-        f"- **Regenerate**: {board.regenerate}; "
-        f"plot: [`{PLOT_NAME}`]({PLOT_NAME}).",
+        f"- **Regenerate**: {board.regenerate}; plot: [`{PLOT_NAME}`]({PLOT_NAME}).",
     ]
     lines += _lead_note(board)
     lines += ["", "## Results", ""] + _markdown_table(board, board.ranked_rows)
@@ -481,14 +532,20 @@ def render_markdown(board: Leaderboard) -> str:
         lines += _markdown_table(board, board.published_rows)
     if board.reference_rows:
         lines += [
-            "", "## Reference rows", "",
+            "",
+            "## Reference rows",
+            "",
             "Not rankers, not compared. `oracle` scores each sentence by its own votes (1.0 by "
             "construction: a pipeline check).",
             "",
         ] + _markdown_table(board, board.reference_rows)
     lines += _human_section(board)
     lines += [
-        "", "## Ties", "", TIES_TEXT, "",
+        "",
+        "## Ties",
+        "",
+        TIES_TEXT,
+        "",
     ] + _ties_table(board)
     if board.stale:
         lines += ["", "## Skipped score files", ""] + [f"- `{s}`" for s in board.stale]

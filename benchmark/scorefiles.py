@@ -173,9 +173,7 @@ def check_against_split(loaded: LoadedScores, split: Split) -> None:
                 f"{loaded.path}: pair {pair.id} has {count} scores but {pair.n_sentences} sentences"
             )
         if loaded.sentences is not None and tuple(loaded.sentences[pair.id]) != pair.sentences:
-            raise ScoreFileError(
-                f"{loaded.path}: pair {pair.id}: sentences differ from split {split.name}"
-            )
+            raise ScoreFileError(f"{loaded.path}: pair {pair.id}: sentences differ from split {split.name}")
     extra = [pid for pid in loaded.scores if pid not in split.by_id]
     if extra:
         raise ScoreFileError(f"{loaded.path}: pair {extra[0]} is not in split {split.name}")

@@ -4,7 +4,8 @@ score and rank (1 = ranked first; tied scores share their best rank)."""
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from sourcesum.data import Pair, load_split, split_names
 from sourcesum.errors import UnknownNameError
@@ -17,7 +18,9 @@ def find_pair(pair_id: str) -> Pair:
         pair = load_split(name).by_id.get(pair_id)
         if pair is not None:
             return pair
-    raise UnknownNameError(f"no pair {pair_id!r} in any split; ids look like xsum__test__19296638__pegasus-xsum__0")
+    raise UnknownNameError(
+        f"no pair {pair_id!r} in any split; ids look like xsum__test__19296638__pegasus-xsum__0"
+    )
 
 
 def _ranks(scores: Sequence[float]) -> list[int]:
@@ -32,9 +35,16 @@ def default_rows(board: Leaderboard, declared_labels: Sequence[str], count: int 
 
 def pair_view(pair: Pair, board: Leaderboard, rankers: Sequence[str] | None) -> dict[str, Any]:
     """JSON-ready view of a pair with the chosen rankers' scores (all with scores by default)."""
-    rows = [board.row(name) for name in rankers] if rankers else [r for r in board.rows if pair.split in r.entries]
+    rows = (
+        [board.row(name) for name in rankers]
+        if rankers
+        else [r for r in board.rows if pair.split in r.entries]
+    )
     view: dict[str, Any] = {
-        "id": pair.id, "split": pair.split, "summary": pair.summary, "sentences": [],
+        "id": pair.id,
+        "split": pair.split,
+        "summary": pair.summary,
+        "sentences": [],
         "rankers": [r.label for r in rows if pair.split in r.entries],
     }
     columns = {}
@@ -45,10 +55,15 @@ def pair_view(pair: Pair, board: Leaderboard, rankers: Sequence[str] | None) -> 
         scores = entry.scores[pair.id]
         columns[row.label] = (scores, _ranks(scores))
     for i, sentence in enumerate(pair.sentences):
-        view["sentences"].append({
-            "index": i, "text": sentence, "votes": list(pair.votes[i]), "graded": int(pair.graded[i]),
-            "scores": {label: {"score": s[i], "rank": r[i]} for label, (s, r) in columns.items()},
-        })
+        view["sentences"].append(
+            {
+                "index": i,
+                "text": sentence,
+                "votes": list(pair.votes[i]),
+                "graded": int(pair.graded[i]),
+                "scores": {label: {"score": s[i], "rank": r[i]} for label, (s, r) in columns.items()},
+            }
+        )
     return view
 
 
@@ -73,14 +88,15 @@ def format_view(view: dict[str, Any], width: int = 100) -> str:
     lines += textwrap.wrap("summary: " + view["summary"], width, subsequent_indent="         ")
     lines.append("")
     letters = [chr(ord("A") + i) for i in range(len(labels))]
-    for letter, label in zip(letters, labels):  # long labels (e.g. learned rows) wrap
+    for letter, label in zip(letters, labels, strict=False):  # long labels (e.g. learned rows) wrap
         lines += textwrap.wrap(f"{letter} = {label}", width, initial_indent="  ", subsequent_indent="      ")
     lines.append("")
     header = f"{'#':>2}  {'votes':<9}" + "".join(f"{letter + ' rank (score)':>{CELL}}" for letter in letters)
     lines += [header, "-" * len(header)]
     for s in view["sentences"]:
         cells = "".join(
-            f"{s['scores'][l]['rank']:>4} ({_short(s['scores'][l]['score'])})".rjust(CELL) for l in labels
+            f"{s['scores'][label]['rank']:>4} ({_short(s['scores'][label]['score'])})".rjust(CELL)
+            for label in labels
         )
         lines.append(f"{s['index']:>2}  {','.join(map(str, s['votes'])):<9}{cells}")
         lines += wrap.wrap(s["text"]) or [""]

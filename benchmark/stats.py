@@ -17,8 +17,8 @@ is reproducible. Conventions:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -34,8 +34,12 @@ def _group_index(groups: Sequence[str] | np.ndarray | None, n: int) -> tuple[np.
     return index, int(index.max()) + 1 if n else 0
 
 
-def bootstrap_means(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                    groups: Sequence[str] | None = None) -> np.ndarray:
+def bootstrap_means(
+    values: np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence[str] | None = None,
+) -> np.ndarray:
     """Means of ``resamples`` bootstrap resamples of ``values`` (by item or by group).
 
     ``values`` may be ``(n,)`` or ``(k, n)``; the same resample indices serve every row, which
@@ -66,8 +70,12 @@ def _batches(vectors: Sequence[np.ndarray]) -> list[list[int]]:
     return list(batches.values())
 
 
-def bootstrap_means_each(vectors: Sequence[np.ndarray], resamples: int = DEFAULT_RESAMPLES,
-                         seed: int = DEFAULT_SEED, groups: Sequence[str] | None = None) -> list[np.ndarray]:
+def bootstrap_means_each(
+    vectors: Sequence[np.ndarray],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence[str] | None = None,
+) -> list[np.ndarray]:
     """``bootstrap_means(v, ...)[0]`` for each vector ``v``, bit for bit, batched for speed."""
     out: list[np.ndarray] = [np.empty(0)] * len(vectors)
     for batch in _batches(vectors):
@@ -77,9 +85,13 @@ def bootstrap_means_each(vectors: Sequence[np.ndarray], resamples: int = DEFAULT
     return out
 
 
-def randomization_test_each(vectors: Sequence[np.ndarray], base: np.ndarray,
-                            resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                            groups: Sequence[str] | None = None) -> list[float]:
+def randomization_test_each(
+    vectors: Sequence[np.ndarray],
+    base: np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence[str] | None = None,
+) -> list[float]:
     """``randomization_test(v, base, ...)`` for each vector ``v``, batched for speed."""
     diffs = [np.asarray(v, dtype=float) - np.asarray(base, dtype=float) for v in vectors]
     out = [float("nan")] * len(vectors)
@@ -99,23 +111,40 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float
     return float(low), float(high)
 
 
-def bootstrap_ci(values: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                 groups: Sequence[str] | None = None, level: float = 0.95) -> tuple[float, float]:
+def bootstrap_ci(
+    values: np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence[str] | None = None,
+    level: float = 0.95,
+) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean of ``values``."""
     return percentile_interval(bootstrap_means(values, resamples, seed, groups)[0], level)
 
 
-def randomization_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
-                       seed: int = DEFAULT_SEED, groups: Sequence[str] | None = None) -> float:
+def randomization_test(
+    a: np.ndarray,
+    b: np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence[str] | None = None,
+) -> float:
     """Two-sided paired sign-flip randomization p-value for ``mean(a - b) = 0``."""
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     keep = np.isfinite(diff)
-    return float(randomization_tests(diff[keep][None, :], resamples, seed,
-                                     None if groups is None else np.asarray(groups)[keep])[0])
+    return float(
+        randomization_tests(
+            diff[keep][None, :], resamples, seed, None if groups is None else np.asarray(groups)[keep]
+        )[0]
+    )
 
 
-def randomization_tests(diffs: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                        groups: Sequence[str] | None = None) -> np.ndarray:
+def randomization_tests(
+    diffs: np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence[str] | None = None,
+) -> np.ndarray:
     """:func:`randomization_test` p-values for each row of finite paired differences ``diffs``
     ``(k, n)``, all rows with the same sign flips (the draws one call per row would make)."""
     diffs = np.atleast_2d(np.asarray(diffs, dtype=float))
@@ -133,9 +162,14 @@ def randomization_tests(diffs: np.ndarray, resamples: int = DEFAULT_RESAMPLES, s
     return p_values
 
 
-def paired_bootstrap_test(a: np.ndarray, b: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
-                          seed: int = DEFAULT_SEED, groups: Sequence[str] | None = None,
-                          level: float = 0.95) -> tuple[float, float, float]:
+def paired_bootstrap_test(
+    a: np.ndarray,
+    b: np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence[str] | None = None,
+    level: float = 0.95,
+) -> tuple[float, float, float]:
     """``(p, ci_low, ci_high)`` of ``mean(a - b)`` by paired bootstrap."""
     diff = bootstrap_means(np.vstack([a, b]), resamples, seed, groups)
     d = diff[0] - diff[1]
@@ -177,14 +211,28 @@ class Comparison:
         return dict(self.__dict__)
 
 
-def compare(a_name: str, b_name: str, split: str, measure: str, a: np.ndarray, b: np.ndarray,
-            resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-            groups: Sequence[str] | None = None) -> Comparison:
+def compare(
+    a_name: str,
+    b_name: str,
+    split: str,
+    measure: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence[str] | None = None,
+) -> Comparison:
     """Both paired tests for one pair of systems."""
     p_boot, low, high = paired_bootstrap_test(a, b, resamples, seed, groups)
     return Comparison(
-        a=a_name, b=b_name, split=split, measure=measure,
-        mean_a=float(np.nanmean(a)), mean_b=float(np.nanmean(b)),
+        a=a_name,
+        b=b_name,
+        split=split,
+        measure=measure,
+        mean_a=float(np.nanmean(a)),
+        mean_b=float(np.nanmean(b)),
         p_randomization=randomization_test(a, b, resamples, seed, groups),
-        p_bootstrap=p_boot, ci_low=low, ci_high=high,
+        p_bootstrap=p_boot,
+        ci_low=low,
+        ci_high=high,
     )

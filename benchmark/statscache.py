@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
-
 from sourcesum import paths
 from sourcesum.atomic import write_text_atomic
 
@@ -23,8 +23,9 @@ CODE_VERSION = "1"
 """Bump when :mod:`sourcesum.stats` changes what it computes."""
 
 
-def stats_key(name: str, resamples: int, seed: int, arrays: Sequence[np.ndarray],
-              groups: Sequence[Sequence[str]]) -> str:
+def stats_key(
+    name: str, resamples: int, seed: int, arrays: Sequence[np.ndarray], groups: Sequence[Sequence[str]]
+) -> str:
     """sha256 over a statistic's name, code version, parameters and exact inputs."""
     digest = hashlib.sha256(f"{name}|{CODE_VERSION}|{resamples}|{seed}".encode())
     for array in arrays:
@@ -49,7 +50,7 @@ class StatsCache:
                 self.values = {}  # a damaged memo is only a lost speed-up
 
     @classmethod
-    def default(cls) -> "StatsCache":
+    def default(cls) -> StatsCache:
         return cls(paths.cache_dir() / "stats.json")
 
     def get(self, key: str, compute: Callable[[], Any]) -> Any:

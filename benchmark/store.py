@@ -23,9 +23,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from sourcesum.atomic import write_text_atomic
 from sourcesum.errors import ScoreFileError
@@ -106,7 +107,7 @@ class ScoreEntry:
         return "{\n" + "\n".join(lines) + '\n  "scores": {\n' + body + ("\n" if rows else "") + "  }\n}\n"
 
     @classmethod
-    def from_json(cls, text: str, path: Path, allow_legacy: bool = False) -> "ScoreEntry":
+    def from_json(cls, text: str, path: Path, allow_legacy: bool = False) -> ScoreEntry:
         """Parse and verify an entry; ``allow_legacy`` accepts format 1 (no checksum) for
         :func:`migrate`."""
         try:
@@ -153,7 +154,7 @@ class ScoreEntry:
             )
         return entry
 
-    def merged_with(self, other: "ScoreEntry") -> "ScoreEntry":
+    def merged_with(self, other: ScoreEntry) -> ScoreEntry:
         """This entry with the pairs of ``other`` (same key) that it lacks."""
         if other.key != self.key:
             raise ScoreFileError(f"cannot merge entries with keys {self.key} and {other.key}")

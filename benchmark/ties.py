@@ -17,10 +17,10 @@ arbitrary tie-breaking rule could report.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
-
 from sourcesum.data import Split
 from sourcesum.evaluation import Evaluation, evaluate, ordered_scores
 from sourcesum.measures import DEFAULT_MEASURES, Measure
@@ -40,9 +40,13 @@ def tie_shares(split: Split, scores: Mapping[str, Sequence[float]]) -> tuple[flo
     return pairs_tied / len(split), sentences_tied / sentences
 
 
-def tie_report(split: Split, scores: Mapping[str, Sequence[float]], system: str,
-               measures: Sequence[Measure] = DEFAULT_MEASURES,
-               evaluation: Evaluation | None = None) -> dict[str, Any]:
+def tie_report(
+    split: Split,
+    scores: Mapping[str, Sequence[float]],
+    system: str,
+    measures: Sequence[Measure] = DEFAULT_MEASURES,
+    evaluation: Evaluation | None = None,
+) -> dict[str, Any]:
     """Tie shares plus ``{measure name: {rule: split mean}}`` for the rules of :data:`TIE_RULES`
     (``expected`` only for measures with an :attr:`~Measure.expectation`). ``evaluation``: the
     scores' evaluation under the default rule if already computed (only what it lacks is)."""

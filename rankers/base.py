@@ -31,8 +31,9 @@ from __future__ import annotations
 import inspect
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 from sourcesum.data import Pair
 from sourcesum.errors import ParameterError
@@ -148,11 +149,7 @@ class Ranker(ABC):
 
     def get_params(self) -> dict[str, Any]:
         """The canonical ``__init__`` keyword arguments (except ``runtime_params``), as set."""
-        current = {
-            name: getattr(self, name)
-            for name in self.parameters()
-            if name not in self.runtime_params
-        }
+        current = {name: getattr(self, name) for name in self.parameters() if name not in self.runtime_params}
         return self.canonical_params(current)
 
     def changed_params(self, include_label_params: bool = True) -> dict[str, Any]:

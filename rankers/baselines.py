@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
-
 from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register

@@ -87,23 +87,33 @@ class BaseRankers(Param):
         for item in value:
             if isinstance(item, str):
                 name, params = item, {}
-            elif isinstance(item, dict) and isinstance(item.get("ranker"), str) and set(item) <= {"ranker", "params"}:
+            elif (
+                isinstance(item, dict)
+                and isinstance(item.get("ranker"), str)
+                and set(item) <= {"ranker", "params"}
+            ):
                 name, params = item["ranker"], item.get("params") or {}
             else:
-                raise ParameterError(f"parameter {where}: base {item!r} is not a name or a {{ranker, params}} object")
+                raise ParameterError(
+                    f"parameter {where}: base {item!r} is not a name or a {{ranker, params}} object"
+                )
             if name.startswith("published:"):
-                raise ParameterError(f"parameter {where}: {name} is a published output, never a base ranker "
-                                     "(published outputs are not features of rankers on the board)")
+                raise ParameterError(
+                    f"parameter {where}: {name} is a published output, never a base ranker "
+                    "(published outputs are not features of rankers on the board)"
+                )
             try:
                 base = create_ranker(name, **params)
             except SourceSumError as exc:
                 raise ParameterError(f"parameter {where}: base {name!r}: {exc}") from exc
             if base.reference:
-                raise ParameterError(f"parameter {where}: {name} is a reference ranker (it reads the votes), "
-                                     "never a base")
+                raise ParameterError(
+                    f"parameter {where}: {name} is a reference ranker (it reads the votes), never a base"
+                )
             if base.needs_store:
-                raise ParameterError(f"parameter {where}: {name} is itself built from other rankers; name its "
-                                     "bases directly")
+                raise ParameterError(
+                    f"parameter {where}: {name} is itself built from other rankers; name its bases directly"
+                )
             out.append({"ranker": base.name, "params": base.get_params()})
         out.sort(key=lambda b: (b["ranker"], json.dumps(b["params"], sort_keys=True, default=str)))
         names = [json.dumps(b, sort_keys=True, default=str) for b in out]
@@ -162,8 +172,10 @@ class CompositeRanker(Ranker):
         from sourcesum.runner import run_ranker
 
         if self.store is None:
-            raise RankerError(f"ranker {self.name} reads its bases' scores from a score store; run it through "
-                              "sourcesum.runner.run_ranker (or `sourcesum run`), which provides one")
+            raise RankerError(
+                f"ranker {self.name} reads its bases' scores from a score store; run it through "
+                "sourcesum.runner.run_ranker (or `sourcesum run`), which provides one"
+            )
         return [run_ranker(base, split, self.store, progress=False) for base in self.bases]
 
     def base_scores(self, split_name: str) -> dict[str, np.ndarray]:

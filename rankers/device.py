@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 DEFAULT_SENTENCE_MODEL = "all-MiniLM-L6-v2"
 _OFFLINE_MODELS = {

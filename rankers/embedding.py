@@ -8,10 +8,9 @@ pairs; the two XSum splits share their 119 documents) is encoded once.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
-
 from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
@@ -67,7 +66,7 @@ class EmbeddingRanker(Ranker):
             vectors = self.encoder().encode(
                 missing, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
             )
-            self._cache.update(zip(missing, vectors))
+            self._cache.update(zip(missing, vectors, strict=False))
         return np.stack([self._cache[t] for t in texts])
 
     def score_batch(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
@@ -100,8 +99,9 @@ class BERTScoreRanker(Ranker):
     libraries = ("bert-score", "transformers", "torch")
     param_specs = {
         "model": Param(str, "Hugging Face encoder name or path"),
-        "layer": Param(int, "hidden layer to match (none: bert-score's table, else the last)",
-                       min=1, optional=True),
+        "layer": Param(
+            int, "hidden layer to match (none: bert-score's table, else the last)", min=1, optional=True
+        ),
         "measure": Param(str, "BERTScore component", choices=("f1", "precision", "recall")),
         "device": Param(str, "where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")),
         "batch_size": Param(int, "sentence pairs per forward pass (not in the cache key)", min=1),

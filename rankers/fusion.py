@@ -32,8 +32,9 @@ DEFAULT_RRF_K = 60
 DEFAULT_NORMALIZATION = "zscore"
 
 
-def fuse(scores: np.ndarray, method: str, normalization: str = DEFAULT_NORMALIZATION,
-         k: int = DEFAULT_RRF_K) -> np.ndarray:
+def fuse(
+    scores: np.ndarray, method: str, normalization: str = DEFAULT_NORMALIZATION, k: int = DEFAULT_RRF_K
+) -> np.ndarray:
     """Fused scores of one pair from its ``(m bases, n sentences)`` raw scores (module docstring)."""
     scores = np.asarray(scores, dtype=float)
     if method == "rrf":
@@ -64,24 +65,38 @@ class FusionRanker(CompositeRanker):
     )
     param_specs = {
         "rankers": BaseRankers(),
-        "method": Param(str, "combsum, combmnz (sum times the number of bases that retrieve the sentence) "
-                             "or rrf (reciprocal rank fusion)", choices=METHODS),
-        "normalization": Param(str, "per-pair normalisation of each base's scores (combsum, combmnz)",
-                               choices=NORMALIZATIONS),
+        "method": Param(
+            str,
+            "combsum, combmnz (sum times the number of bases that retrieve the sentence) "
+            "or rrf (reciprocal rank fusion)",
+            choices=METHODS,
+        ),
+        "normalization": Param(
+            str, "per-pair normalisation of each base's scores (combsum, combmnz)", choices=NORMALIZATIONS
+        ),
         "k": Param(int, "RRF constant in 1 / (k + rank)", min=0),
     }
 
-    def __init__(self, rankers: str | list = "bm25,embedding", method: str = "combsum",
-                 normalization: str = DEFAULT_NORMALIZATION, k: int = DEFAULT_RRF_K):
+    def __init__(
+        self,
+        rankers: str | list = "bm25,embedding",
+        method: str = "combsum",
+        normalization: str = DEFAULT_NORMALIZATION,
+        k: int = DEFAULT_RRF_K,
+    ):
         self.rankers = self.param_specs["rankers"].coerce(rankers, f"{self.name}.rankers")
         self.method, self.normalization, self.k = method, normalization, k
         if method == "rrf" and normalization != DEFAULT_NORMALIZATION:
-            raise ParameterError(f"{self.name}.normalization={normalization}: rrf uses ranks only; leave "
-                                 "normalization at its default")
+            raise ParameterError(
+                f"{self.name}.normalization={normalization}: rrf uses ranks only; leave "
+                "normalization at its default"
+            )
         if method != "rrf" and k != DEFAULT_RRF_K:
             raise ParameterError(f"{self.name}.k={k}: k applies to method=rrf only")
         if method == "combmnz" and normalization == "zscore":
-            raise ParameterError(f"{self.name}.method=combmnz needs a non-negative normalization (minmax or rank)")
+            raise ParameterError(
+                f"{self.name}.method=combmnz needs a non-negative normalization (minmax or rank)"
+            )
 
     def score(self, pair: Pair) -> Sequence[float]:
         return fuse(self.pair_scores(pair), self.method, self.normalization, self.k).tolist()

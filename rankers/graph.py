@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from sourcesum.data import Pair
 from sourcesum.params import Param
@@ -33,8 +33,9 @@ class LexRankRanker(Ranker):
 
     libraries = ("lexrank",)
     param_specs = {
-        "threshold": Param(float, "cosine threshold of discrete LexRank; none = continuous",
-                           min=0.0, max=1.0, optional=True),
+        "threshold": Param(
+            float, "cosine threshold of discrete LexRank; none = continuous", min=0.0, max=1.0, optional=True
+        ),
     }
 
     def __init__(self, threshold: float | None = None):

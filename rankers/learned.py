@@ -81,7 +81,10 @@ def length_features(sentences: Sequence[str]) -> np.ndarray:
 
 
 GROUP_FEATURES = {
-    "position": (("position:relative", "position:first", "position:reciprocal"), lambda p: position_features(p.n_sentences)),
+    "position": (
+        ("position:relative", "position:first", "position:reciprocal"),
+        lambda p: position_features(p.n_sentences),
+    ),
     "length": (("length:log_words", "length:z_words"), lambda p: length_features(p.sentences)),
 }
 
@@ -98,8 +101,12 @@ class TrainingSet:
 
     def subset(self, keep: np.ndarray) -> TrainingSet:
         index = np.flatnonzero(keep)
-        return TrainingSet(*[[values[i] for i in index] for values in
-                             (self.pair_ids, self.documents, self.features, self.graded, self.share)])
+        return TrainingSet(
+            *[
+                [values[i] for i in index]
+                for values in (self.pair_ids, self.documents, self.features, self.graded, self.share)
+            ]
+        )
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -159,8 +166,14 @@ class Model:
         return dict(zip(self.feature_names, (float(g / total) for g in gains), strict=True))
 
     def describe(self) -> dict[str, Any]:
-        return {"model": self.kind, "trained_on": self.trained_on, "pairs": self.n_pairs, **self.hyper,
-                "cv": self.cv, "weights": self.weights()}
+        return {
+            "model": self.kind,
+            "trained_on": self.trained_on,
+            "pairs": self.n_pairs,
+            **self.hyper,
+            "cv": self.cv,
+            "weights": self.weights(),
+        }
 
 
 def _fit_estimator(kind: str, hyper: dict[str, Any], train: TrainingSet, seed: int) -> Any:
@@ -175,17 +188,30 @@ def _fit_estimator(kind: str, hyper: dict[str, Any], train: TrainingSet, seed: i
         target = np.concatenate([np.ones(len(x)), np.zeros(len(x))])
         weight = np.concatenate([share, 1.0 - share])
         keep = weight > 0
-        model = make_pipeline(StandardScaler(), LogisticRegression(
-            C=hyper["C"], l1_ratio=hyper["l1_ratio"], solver="liblinear", max_iter=1000, random_state=seed))
+        model = make_pipeline(
+            StandardScaler(),
+            LogisticRegression(
+                C=hyper["C"], l1_ratio=hyper["l1_ratio"], solver="liblinear", max_iter=1000, random_state=seed
+            ),
+        )
         model.fit(rows[keep], target[keep], logisticregression__sample_weight=weight[keep])
         return model
     try:
         import lightgbm
     except ImportError as exc:
-        raise RankerError("learned(model=lambdamart) needs LightGBM: pip install 'sourcesum-bench[learned]'") from exc
+        raise RankerError(
+            "learned(model=lambdamart) needs LightGBM: pip install 'sourcesum-bench[learned]'"
+        ) from exc
     ranker = lightgbm.LGBMRanker(
-        objective="lambdarank", n_estimators=hyper["trees"], learning_rate=0.05, num_leaves=15,
-        min_child_samples=20, deterministic=True, force_row_wise=True, n_jobs=1, random_state=seed,
+        objective="lambdarank",
+        n_estimators=hyper["trees"],
+        learning_rate=0.05,
+        num_leaves=15,
+        min_child_samples=20,
+        deterministic=True,
+        force_row_wise=True,
+        n_jobs=1,
+        random_state=seed,
         verbose=-1,
     )
     ranker.fit(x, np.concatenate(train.graded).astype(int), group=[len(f) for f in train.features])
@@ -197,10 +223,19 @@ _FITTED: dict[str, Model] = {}
 (the two splits of a corpus share the cross-corpus model of the other)."""
 
 
-def train_model(kind: str, hyper: dict[str, Any], train: TrainingSet, feature_names: list[str],
-                trained_on: list[str], folds: int, seed: int) -> Model:
+def train_model(
+    kind: str,
+    hyper: dict[str, Any],
+    train: TrainingSet,
+    feature_names: list[str],
+    trained_on: list[str],
+    folds: int,
+    seed: int,
+) -> Model:
     """Fit ``kind`` on ``train``; a ``None`` hyper-parameter is chosen by grouped inner CV."""
-    key = hashlib.sha256(json.dumps([kind, hyper, folds, seed, feature_names, train.digest()]).encode()).hexdigest()
+    key = hashlib.sha256(
+        json.dumps([kind, hyper, folds, seed, feature_names, train.digest()]).encode()
+    ).hexdigest()
     if key in _FITTED:
         return _FITTED[key]
     grids = {"C": C_GRID, "l1_ratio": L1_GRID, "trees": TREES_GRID}
@@ -208,7 +243,9 @@ def train_model(kind: str, hyper: dict[str, Any], train: TrainingSet, feature_na
     cv: list[dict[str, Any]] = []
     if free:
         inner = document_folds(train.documents, folds, seed)
-        trials = [dict(zip(free, values, strict=True)) for values in itertools.product(*(grids[n] for n in free))]
+        trials = [
+            dict(zip(free, values, strict=True)) for values in itertools.product(*(grids[n] for n in free))
+        ]
         for values in trials:
             trial = {**hyper, **values}
             scores: list[np.ndarray] = []
@@ -216,16 +253,25 @@ def train_model(kind: str, hyper: dict[str, Any], train: TrainingSet, feature_na
             for fold in range(folds):
                 model = _fit_estimator(kind, trial, train.subset(inner != fold), seed)
                 held = train.subset(inner == fold)
-                scores += [np.asarray(model.decision_function(x) if kind == "logistic" else model.predict(x))
-                           for x in held.features]
+                scores += [
+                    np.asarray(model.decision_function(x) if kind == "logistic" else model.predict(x))
+                    for x in held.features
+                ]
                 graded += held.graded
             ndcg, ap = ranking_quality(scores, graded)
             cv.append({**values, "ndcg": ndcg, "ap": ap, "objective": (ndcg + ap) / 2})
         best = max(range(len(cv)), key=lambda i: (cv[i]["objective"], -i))
         cv[best]["selected"] = True
         hyper = {**hyper, **trials[best]}
-    model = Model(kind, hyper, _fit_estimator(kind, hyper, train, seed), feature_names, trained_on,
-                  len(train.pair_ids), cv)
+    model = Model(
+        kind,
+        hyper,
+        _fit_estimator(kind, hyper, train, seed),
+        feature_names,
+        trained_on,
+        len(train.pair_ids),
+        cv,
+    )
     _FITTED[key] = model
     return model
 
@@ -250,33 +296,60 @@ class LearnedRanker(CompositeRanker):
     libraries = ("scikit-learn", "lightgbm")
     param_specs = {
         "rankers": BaseRankers(),
-        "protocol": Param(str, "cross-corpus: fit on the other corpus's main splits; kfold: folds by "
-                               "document within the split", choices=PROTOCOLS),
-        "model": Param(str, "logistic regression (scikit-learn) or LambdaMART (LightGBM lambdarank)",
-                       choices=MODELS),
+        "protocol": Param(
+            str,
+            "cross-corpus: fit on the other corpus's main splits; kfold: folds by document within the split",
+            choices=PROTOCOLS,
+        ),
+        "model": Param(
+            str, "logistic regression (scikit-learn) or LambdaMART (LightGBM lambdarank)", choices=MODELS
+        ),
         "normalization": Param(str, "per-pair normalisation of each base's scores", choices=NORMALIZATIONS),
         "features": Param(str, "extra feature groups, comma-separated: position, length (empty: none)"),
-        "C": Param(float, "logistic inverse regularisation; none = chosen by inner CV from 0.01, 0.1, 1, 10",
-                   min=1e-6, optional=True),
-        "l1_ratio": Param(float, "logistic penalty: 1 = L1, 0 = L2; none = chosen by inner CV",
-                          choices=(0.0, 1.0), optional=True),
-        "trees": Param(int, "LambdaMART boosting rounds; none = chosen by inner CV from 50, 100, 200, 400",
-                       min=1, optional=True),
+        "C": Param(
+            float,
+            "logistic inverse regularisation; none = chosen by inner CV from 0.01, 0.1, 1, 10",
+            min=1e-6,
+            optional=True,
+        ),
+        "l1_ratio": Param(
+            float,
+            "logistic penalty: 1 = L1, 0 = L2; none = chosen by inner CV",
+            choices=(0.0, 1.0),
+            optional=True,
+        ),
+        "trees": Param(
+            int,
+            "LambdaMART boosting rounds; none = chosen by inner CV from 50, 100, 200, 400",
+            min=1,
+            optional=True,
+        ),
         "folds": Param(int, "folds of the kfold protocol and of the inner CV (grouped by document)", min=2),
         "seed": Param(int, "seed of the fold assignment (and of LightGBM)"),
     }
 
-    def __init__(self, rankers: str | list = "bm25,embedding", protocol: str = "cross-corpus",
-                 model: str = "logistic", normalization: str = "zscore", features: str = "position,length",
-                 C: float | None = None, l1_ratio: float | None = None, trees: int | None = None,
-                 folds: int = DEFAULT_FOLDS, seed: int = 0):
+    def __init__(
+        self,
+        rankers: str | list = "bm25,embedding",
+        protocol: str = "cross-corpus",
+        model: str = "logistic",
+        normalization: str = "zscore",
+        features: str = "position,length",
+        C: float | None = None,
+        l1_ratio: float | None = None,
+        trees: int | None = None,
+        folds: int = DEFAULT_FOLDS,
+        seed: int = 0,
+    ):
         self.rankers = self.param_specs["rankers"].coerce(rankers, f"{self.name}.rankers")
         self.protocol, self.model, self.normalization = protocol, model, normalization
         groups = [g.strip() for g in features.split(",") if g.strip()]
         unknown = [g for g in groups if g not in FEATURE_GROUPS]
         if unknown:
-            raise ParameterError(f"{self.name}.features={features}: unknown group {unknown[0]!r}; expected a "
-                                 f"comma-separated subset of {', '.join(FEATURE_GROUPS)}")
+            raise ParameterError(
+                f"{self.name}.features={features}: unknown group {unknown[0]!r}; expected a "
+                f"comma-separated subset of {', '.join(FEATURE_GROUPS)}"
+            )
         self.features = ",".join(g for g in FEATURE_GROUPS if g in groups)
         if model == "logistic" and trees is not None:
             raise ParameterError(f"{self.name}.trees applies to model=lambdamart only")
@@ -309,20 +382,30 @@ class LearnedRanker(CompositeRanker):
 
     def training_set(self, pairs: Sequence[Pair]) -> TrainingSet:
         shares = [np.array([sum(v) / len(v) for v in pair.votes]) for pair in pairs]
-        return TrainingSet([p.id for p in pairs], [p.document_key for p in pairs],
-                           [self.pair_features(p) for p in pairs], [p.graded for p in pairs], shares)
+        return TrainingSet(
+            [p.id for p in pairs],
+            [p.document_key for p in pairs],
+            [self.pair_features(p) for p in pairs],
+            [p.graded for p in pairs],
+            shares,
+        )
 
     def _train(self, pairs: Sequence[Pair], trained_on: list[str]) -> Model:
-        hyper = {"C": self.C, "l1_ratio": self.l1_ratio} if self.model == "logistic" else {"trees": self.trees}
-        return train_model(self.model, hyper, self.training_set(pairs), self.feature_names, trained_on,
-                           self.folds, self.seed)
+        hyper = (
+            {"C": self.C, "l1_ratio": self.l1_ratio} if self.model == "logistic" else {"trees": self.trees}
+        )
+        return train_model(
+            self.model, hyper, self.training_set(pairs), self.feature_names, trained_on, self.folds, self.seed
+        )
 
     # -- protocols ---------------------------------------------------------------------
     def training_splits(self, corpus: str) -> list[str]:
         """Cross-corpus: the main splits of the corpus other than ``corpus``."""
         names = [n for n in data.main_splits() if data.load_split(n).pairs[0].corpus != corpus]
         if not names:
-            raise RankerError(f"learned(protocol=cross-corpus): no main split outside corpus {corpus!r} to fit on")
+            raise RankerError(
+                f"learned(protocol=cross-corpus): no main split outside corpus {corpus!r} to fit on"
+            )
         return names
 
     def fit(self, pairs: Sequence[Pair]) -> None:
@@ -338,7 +421,9 @@ class LearnedRanker(CompositeRanker):
                     names = self.training_splits(corpus)
                     training = [p for name in names for p in data.load_split(name)]
                     model = self._train(training, names)
-                    assigned.setdefault(split_name, {}).update({p.id: model for p in members if p.corpus == corpus})
+                    assigned.setdefault(split_name, {}).update(
+                        {p.id: model for p in members if p.corpus == corpus}
+                    )
             else:
                 fold_of = document_folds([p.document_key for p in members], self.folds, self.seed)
                 for fold in range(self.folds):
@@ -352,7 +437,9 @@ class LearnedRanker(CompositeRanker):
     def model_for(self, pair: Pair) -> Model:
         model = self.__dict__.get("_assigned", {}).get(pair.split, {}).get(pair.id)
         if model is None:
-            raise RankerError(f"ranker {self.label}: no model for pair {pair.id}; call fit() with its split first")
+            raise RankerError(
+                f"ranker {self.label}: no model for pair {pair.id}; call fit() with its split first"
+            )
         return model
 
     def score(self, pair: Pair) -> Sequence[float]:

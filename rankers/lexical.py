@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Sequence
+from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
-
 from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
@@ -144,8 +144,11 @@ class TfidfRanker(Ranker):
 
     libraries = ("scikit-learn", "nltk")
     param_specs = {
-        "idf": Param(str, "IDF over the split's distinct documents or the pair's sentences",
-                     choices=("split", "document")),
+        "idf": Param(
+            str,
+            "IDF over the split's distinct documents or the pair's sentences",
+            choices=("split", "document"),
+        ),
     }
 
     def __init__(self, idf: str = "split"):

@@ -15,7 +15,6 @@ import argparse
 import time
 
 import numpy as np
-
 from sourcesum.data import load_split
 from sourcesum.rankers.device import resolve_device, resolve_sentence_model
 from sourcesum.rankers.embedding import EmbeddingRanker
@@ -52,7 +51,7 @@ def main() -> None:
     ours = {}
     for i in range(0, len(split), ranker.batch_pairs):
         chunk = split.pairs[i : i + ranker.batch_pairs]
-        ours.update(zip((p.id for p in chunk), ranker.score_batch(chunk)))
+        ours.update(zip((p.id for p in chunk), ranker.score_batch(chunk), strict=False))
     t_ours = time.perf_counter() - start
 
     unique = list(dict.fromkeys(t for p in split for t in (p.summary, *p.sentences)))
@@ -60,7 +59,7 @@ def main() -> None:
     model.encode(unique, batch_size=ranker.batch_size, normalize_embeddings=True)
     t_floor = time.perf_counter() - start
 
-    diff = max(abs(a - b) for pid in reference for a, b in zip(reference[pid], ours[pid]))
+    diff = max(abs(a - b) for pid in reference for a, b in zip(reference[pid], ours[pid], strict=False))
     n_pairs = sum(p.n_sentences for p in split)
     print(f"split {split.name}: {len(split)} pairs, {n_pairs} sentence pairs, {len(unique)} unique texts")
     print(f"model {resolve_sentence_model(args.model)} on {resolve_device(args.device)}")

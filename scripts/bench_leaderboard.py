@@ -55,7 +55,11 @@ def main() -> None:
                 "warm_s": round(statistics.median(warm), 2),
                 "heavy_modules_imported": heavy,
             }
-    print(json.dumps({"cpu_count": os.cpu_count(), "load_avg_1min": os.getloadavg()[0], "runs": results}, indent=2))
+    print(
+        json.dumps(
+            {"cpu_count": os.cpu_count(), "load_avg_1min": os.getloadavg()[0], "runs": results}, indent=2
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -53,8 +53,10 @@ def main() -> None:
                 reference = committed.load(ranker.name, split.name, key)
                 same = reference is not None and reference.scores == entry.scores
                 parts[-1] += "" if same else " (DIFFERS from the committed entry)"
-        print(f"{ranker.label}\n  {'; '.join(parts)}\n  total {total:.1f} s = {total / BUDGET_S:.2f} x the "
-              f"{BUDGET_S:.0f} s budget")
+        print(
+            f"{ranker.label}\n  {'; '.join(parts)}\n  total {total:.1f} s = {total / BUDGET_S:.2f} x the "
+            f"{BUDGET_S:.0f} s budget"
+        )
     shutil.rmtree(bases)
 
 

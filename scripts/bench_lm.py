@@ -15,18 +15,26 @@ import argparse
 import time
 
 import torch
-
 from sourcesum.data import load_split
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm.engine import naive_nll
-from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary
+from sourcesum.rankers.lm.inputs import (
+    DEFAULT_TEMPLATE,
+    causal_context,
+    causal_summary,
+    seq2seq_context,
+    seq2seq_summary,
+)
 
 
 def naive_scores(lm, pairs):
     out = {}
     for pair in pairs:
         if lm.seq2seq:
-            context, summary = seq2seq_context(lm.tokenizer, pair.sentences), seq2seq_summary(lm.tokenizer, pair.summary)
+            context, summary = (
+                seq2seq_context(lm.tokenizer, pair.sentences),
+                seq2seq_summary(lm.tokenizer, pair.summary),
+            )
         else:
             context = causal_context(lm.tokenizer, pair.sentences, DEFAULT_TEMPLATE)
             summary = causal_summary(lm.tokenizer, pair.summary)
@@ -58,15 +66,19 @@ def main() -> None:
         reference = naive_scores(lm, pairs)
         t_naive = time.perf_counter() - start
     start = time.perf_counter()
-    ours = dict(zip((p.id for p in pairs), ranker.score_batch(pairs)))
+    ours = dict(zip((p.id for p in pairs), ranker.score_batch(pairs), strict=False))
     t_ours = time.perf_counter() - start
 
-    diff = max(abs(a - b) for pid in reference for a, b in zip(reference[pid], ours[pid]))
-    print(f"{args.split}: {len(keys)} documents, {len(pairs)} pairs, model {args.model} on {lm.device}, "
-          f"{torch.get_num_threads()} threads")
+    diff = max(abs(a - b) for pid in reference for a, b in zip(reference[pid], ours[pid], strict=False))
+    print(
+        f"{args.split}: {len(keys)} documents, {len(pairs)} pairs, model {args.model} on {lm.device}, "
+        f"{torch.get_num_threads()} threads"
+    )
     print(f"naive loop : {t_naive:8.1f} s  ({len(pairs) / t_naive:.3f} pairs/s)")
-    print(f"harness    : {t_ours:8.1f} s  ({len(pairs) / t_ours:.3f} pairs/s, "
-          f"{n_tokens / t_ours:.0f} document tokens/s)   {t_naive / t_ours:.1f}x faster")
+    print(
+        f"harness    : {t_ours:8.1f} s  ({len(pairs) / t_ours:.3f} pairs/s, "
+        f"{n_tokens / t_ours:.0f} document tokens/s)   {t_naive / t_ours:.1f}x faster"
+    )
     print(f"max |score difference| = {diff:.2e}")
 
 

@@ -13,7 +13,6 @@ import time
 
 import numpy as np
 from sklearn.metrics import average_precision_score, ndcg_score
-
 from sourcesum.data import load_split, main_splits
 from sourcesum.evaluation import evaluate
 
@@ -47,9 +46,7 @@ def main() -> None:
     args = parser.parse_args()
     splits = [load_split(name) for name in main_splits()]
     rng = np.random.default_rng(0)
-    scores = {
-        s.name: {p.id: np.round(rng.random(p.n_sentences), 1).tolist() for p in s} for s in splits
-    }
+    scores = {s.name: {p.id: np.round(rng.random(p.n_sentences), 1).tolist() for p in s} for s in splits}
     n_pairs = sum(len(s) for s in splits)
     slow, reference = best_time(lambda: sklearn_loop(splits, scores), max(2, args.repeat // 10))
     fast, ours = best_time(lambda: vectorized(splits, scores), args.repeat)

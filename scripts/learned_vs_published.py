@@ -26,12 +26,15 @@ def main() -> None:
     parser.add_argument("label", nargs="?", help="row label (default: the declared cross-corpus learned row)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
-    board = collect_declared(read_declaration(paths.DECLARATION_PATH),
-                             ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False))
+    board = collect_declared(
+        read_declaration(paths.DECLARATION_PATH), ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)
+    )
     if args.label:
         row = board.row(args.label)
     else:
-        [row] = [r for r in board.ranked_rows if r.ranker == "learned" and r.params["protocol"] == "cross-corpus"]
+        [row] = [
+            r for r in board.ranked_rows if r.ranker == "learned" and r.params["protocol"] == "cross-corpus"
+        ]
     cells = []
     for split in main_splits():
         for measure in LEADERBOARD_MEASURES:
@@ -42,16 +45,24 @@ def main() -> None:
     adjusted = stats.holm([c.p_randomization for *_, c in cells])
     print(f"{row.label}\nagainst the best published system per cell; Holm over the {len(cells)} cells\n")
     if args.markdown:
-        print("| split | measure | learned [95% CI] | best published | published [95% CI] | difference [95% CI] "
-              "| p (randomization) | p (Holm, 8 cells) |")
+        print(
+            "| split | measure | learned [95% CI] | best published | published [95% CI] | difference [95% CI] "
+            "| p (randomization) | p (Holm, 8 cells) |"
+        )
         print("|---|---|---:|---|---:|---:|---:|---:|")
     for (split, measure, best, c), p_holm in zip(cells, adjusted, strict=True):
         low, high = row.ci[(split, measure)]
         blow, bhigh = best.ci[(split, measure)]
-        values = [split, measure.name, f"{c.mean_a:.4f} [{low:.4f}, {high:.4f}]", best.label,
-                  f"{c.mean_b:.4f} [{blow:.4f}, {bhigh:.4f}]",
-                  f"{c.mean_a - c.mean_b:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}]",
-                  f"{c.p_randomization:.4g}", f"{p_holm:.4g}"]
+        values = [
+            split,
+            measure.name,
+            f"{c.mean_a:.4f} [{low:.4f}, {high:.4f}]",
+            best.label,
+            f"{c.mean_b:.4f} [{blow:.4f}, {bhigh:.4f}]",
+            f"{c.mean_a - c.mean_b:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}]",
+            f"{c.p_randomization:.4g}",
+            f"{p_holm:.4g}",
+        ]
         print(("| " + " | ".join(values) + " |") if args.markdown else "  ".join(values))
 
 

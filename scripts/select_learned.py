@@ -47,13 +47,21 @@ from sourcesum.store import ScoreStore, StoreStack
 
 FROZEN_BASES = "attention,bertscore,bm25,embedding,lead,perplexity_gain,pmi,rouge1,rouge2,rougeL,tfidf"
 ISSUE_BASES = "bertscore,bm25,embedding,perplexity_gain"
-FROZEN: dict[str, Any] = {"rankers": FROZEN_BASES, "protocol": "cross-corpus", "model": "logistic",
-                          "normalization": "zscore", "features": "position,length"}
+FROZEN: dict[str, Any] = {
+    "rankers": FROZEN_BASES,
+    "protocol": "cross-corpus",
+    "model": "logistic",
+    "normalization": "zscore",
+    "features": "position,length",
+}
 
 ALTERNATIVES: list[tuple[str, str, dict[str, Any]]] = [
     ("frozen configuration", "learned", {**FROZEN, "protocol": "kfold"}),
-    ("issue's four bases + position", "learned", {**FROZEN, "protocol": "kfold", "rankers": ISSUE_BASES,
-                                                   "features": "position"}),
+    (
+        "issue's four bases + position",
+        "learned",
+        {**FROZEN, "protocol": "kfold", "rankers": ISSUE_BASES, "features": "position"},
+    ),
     ("no position/length features", "learned", {**FROZEN, "protocol": "kfold", "features": ""}),
     ("rank normalisation", "learned", {**FROZEN, "protocol": "kfold", "normalization": "rank"}),
     ("LambdaMART", "learned", {"rankers": FROZEN_BASES, "protocol": "kfold", "model": "lambdamart"}),
@@ -76,27 +84,41 @@ def inner_selection(store: StoreStack) -> list[str]:
     for evaluated in ("XSum", "CNN/DM"):
         split = load_split(CORPORA[evaluated][0])
         [model] = ranker.explain(split.pairs)
-        lines += [f"Model that scores {evaluated}: fitted on {' + '.join(model['trained_on'])} "
-                  f"({model['pairs']} pairs); chosen C = {model['C']:g}, l1_ratio = {model['l1_ratio']:g}.", "",
-                  "| C | l1_ratio | pooled nDCG | pooled AP | objective | chosen |", "|---:|---:|---:|---:|---:|---|"]
+        lines += [
+            f"Model that scores {evaluated}: fitted on {' + '.join(model['trained_on'])} "
+            f"({model['pairs']} pairs); chosen C = {model['C']:g}, l1_ratio = {model['l1_ratio']:g}.",
+            "",
+            "| C | l1_ratio | pooled nDCG | pooled AP | objective | chosen |",
+            "|---:|---:|---:|---:|---:|---|",
+        ]
         for row in model["cv"]:
-            lines.append(f"| {row['C']:g} | {row['l1_ratio']:g} | {row['ndcg']:.4f} | {row['ap']:.4f} | "
-                         f"{row['objective']:.4f} | {'yes' if row.get('selected') else ''} |")
+            lines.append(
+                f"| {row['C']:g} | {row['l1_ratio']:g} | {row['ndcg']:.4f} | {row['ap']:.4f} | "
+                f"{row['objective']:.4f} | {'yes' if row.get('selected') else ''} |"
+            )
         lines += ["", "Weights (standardised features):", ""]
-        lines += [f"- `{name}`: {weight:+.4f}" for name, weight in
-                  sorted(model["weights"].items(), key=lambda kv: -abs(kv[1]))]
+        lines += [
+            f"- `{name}`: {weight:+.4f}"
+            for name, weight in sorted(model["weights"].items(), key=lambda kv: -abs(kv[1]))
+        ]
         lines.append("")
     return lines
 
 
 def alternatives(store: StoreStack) -> list[str]:
     """Part 2: kfold (CV inside the split) of each alternative on the training corpora's splits."""
-    lines = ["## 2. Alternatives, CV inside each training corpus (for the record)", "",
-             "`kfold` protocol (5 folds by document, seed 0) on each split of the corpus; fusion rows "
-             "are unsupervised and simply scored there. Mean nDCG / MAP per split.", ""]
+    lines = [
+        "## 2. Alternatives, CV inside each training corpus (for the record)",
+        "",
+        "`kfold` protocol (5 folds by document, seed 0) on each split of the corpus; fusion rows "
+        "are unsupervised and simply scored there. Mean nDCG / MAP per split.",
+        "",
+    ]
     splits = [s for names in CORPORA.values() for s in names]
-    lines += ["| configuration | " + " | ".join(splits) + " | seconds |",
-              "|---|" + "---:|" * (len(splits) + 1)]
+    lines += [
+        "| configuration | " + " | ".join(splits) + " | seconds |",
+        "|---|" + "---:|" * (len(splits) + 1),
+    ]
     for title, name, params in ALTERNATIVES:
         ranker = create_ranker(name, **params)
         ranker.store = store
@@ -111,8 +133,12 @@ def alternatives(store: StoreStack) -> list[str]:
         elapsed = time.perf_counter() - start
         lines.append(f"| {title}: `{ranker.label}` | " + " | ".join(cells) + f" | {elapsed:.0f} |")
         print(lines[-1], file=sys.stderr)
-    lines += ["", "Reading: the CNN/DM columns are CV inside the corpus that trains the model scoring XSum; "
-              "the XSum columns are CV inside the corpus that trains the model scoring CNN/DM.", ""]
+    lines += [
+        "",
+        "Reading: the CNN/DM columns are CV inside the corpus that trains the model scoring XSum; "
+        "the XSum columns are CV inside the corpus that trains the model scoring CNN/DM.",
+        "",
+    ]
     return lines
 
 
@@ -122,10 +148,15 @@ def main() -> None:
     parser.add_argument("--tmp", default="/tmp/sourcesum-selection-store")
     args = parser.parse_args()
     store = store_stack(Path(args.tmp))
-    lines = ["# Selection log of the `learned` leaderboard row", "",
-             "Written by `python scripts/select_learned.py`; the protocol is in that script's docstring.", "",
-             f"Frozen configuration: `{create_ranker('learned', **FROZEN).label}` with normalization=zscore, "
-             "features=position,length, C and l1_ratio by inner CV.", ""]
+    lines = [
+        "# Selection log of the `learned` leaderboard row",
+        "",
+        "Written by `python scripts/select_learned.py`; the protocol is in that script's docstring.",
+        "",
+        f"Frozen configuration: `{create_ranker('learned', **FROZEN).label}` with normalization=zscore, "
+        "features=position,length, C and l1_ratio by inner CV.",
+        "",
+    ]
     lines += inner_selection(store)
     lines += alternatives(store)
     text = "\n".join(lines) + "\n"

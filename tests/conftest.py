@@ -8,10 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
-
 from sourcesum.paths import PROJECT_ROOT
 
-for variable, folder in (("SOURCESUM_DATA_DIR", "sourcesum"), ("SOURCESUM_PUBLISHED_DIR", "sourcesum-published")):
+for variable, folder in (
+    ("SOURCESUM_DATA_DIR", "sourcesum"),
+    ("SOURCESUM_PUBLISHED_DIR", "sourcesum-published"),
+):
     shared = PROJECT_ROOT.parent / "shared" / folder
     if not os.environ.get(variable) and shared.is_dir():
         os.environ[variable] = str(shared)

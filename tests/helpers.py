@@ -5,7 +5,9 @@ from __future__ import annotations
 from sourcesum.data import Pair
 
 
-def make_pair(sentences: list[str], summary: str, votes: list[int] | None = None, pair_id: str = "hand__0") -> Pair:
+def make_pair(
+    sentences: list[str], summary: str, votes: list[int] | None = None, pair_id: str = "hand__0"
+) -> Pair:
     votes = votes or [0] * len(sentences)
     return Pair(
         id=pair_id,

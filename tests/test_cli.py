@@ -6,7 +6,6 @@ import json
 import math
 
 import pytest
-
 from sourcesum.cli import main
 from sourcesum.data import load_split
 
@@ -26,21 +25,34 @@ def test_list_shows_splits_and_rankers(capsys):
 
 
 def test_run_json_oracle_is_perfect_and_lead_beats_random(capsys, scores_dir):
-    code, out, _ = run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--json", "--no-progress")
+    code, out, _ = run_cli(
+        capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--json", "--no-progress"
+    )
     assert code == 0
     results = {(r["ranker"], r["split"]): r for r in json.loads(out)["results"]}
     assert len(results) == 12
     for split in ("xsum_pegasus", "xsum_reference", "cnn_pegasus", "cnn_reference"):
         oracle = results[("oracle", split)]
-        assert oracle["ndcg"] == pytest.approx(1.0, abs=1e-12) and oracle["map"] == pytest.approx(1.0, abs=1e-12)
+        assert oracle["ndcg"] == pytest.approx(1.0, abs=1e-12) and oracle["map"] == pytest.approx(
+            1.0, abs=1e-12
+        )
         assert results[("lead", split)]["ndcg"] > results[("random", split)]["ndcg"]
         assert oracle["examples"] == len(load_split(split))
     assert len(list(scores_dir.glob("*/*.json"))) == 12
 
 
 def test_run_table_and_extra_measures(capsys, scores_dir):
-    code, out, _ = run_cli(capsys, "run", "--ranker", "lead", "--split", "xsum_pegasus_all",
-                           "--measures", "nDCG,AP,P@3", "--no-progress")
+    code, out, _ = run_cli(
+        capsys,
+        "run",
+        "--ranker",
+        "lead",
+        "--split",
+        "xsum_pegasus_all",
+        "--measures",
+        "nDCG,AP,P@3",
+        "--no-progress",
+    )
     assert code == 0
     assert "P@3" in out and "left out of the mean" in out  # 24 pairs have no binary source
 
@@ -74,10 +86,21 @@ def test_evaluate_sourcesum_format_infers_split_and_replaces_nan(capsys, tmp_pat
 def test_evaluate_matches_run_for_the_same_scores(capsys, tmp_path, scores_dir):
     """A file holding lead's scores evaluates to exactly what `run --ranker lead` reports."""
     lead_file = _score_file(tmp_path, "xsum_reference", "position", lambda row, j: -j)
-    _, out, _ = run_cli(capsys, "evaluate", str(lead_file), "--field", "position", "--json",
-                        "--measures", "nDCG,AP,RR,P@2")
-    _, run_out, _ = run_cli(capsys, "run", "--ranker", "lead", "--split", "xsum_reference", "--json",
-                            "--no-progress", "--measures", "nDCG,AP,RR,P@2")
+    _, out, _ = run_cli(
+        capsys, "evaluate", str(lead_file), "--field", "position", "--json", "--measures", "nDCG,AP,RR,P@2"
+    )
+    _, run_out, _ = run_cli(
+        capsys,
+        "run",
+        "--ranker",
+        "lead",
+        "--split",
+        "xsum_reference",
+        "--json",
+        "--no-progress",
+        "--measures",
+        "nDCG,AP,RR,P@2",
+    )
     evaluated, ran = json.loads(out)["results"][0], json.loads(run_out)["results"][0]
     for key in ("ndcg", "map", "RR", "P@2", "examples"):
         assert evaluated[key] == ran[key]
@@ -101,10 +124,14 @@ def test_evaluate_trec_run(capsys, tmp_path):
     run_file.write_text("\n".join(lines) + "\n")
     _, out, _ = run_cli(capsys, "evaluate", str(run_file), "--format", "trec", "--json")
     (record,) = json.loads(out)["results"]
-    _, lead_out, _ = run_cli(capsys, "run", "--ranker", "lead", "--split", "xsum_pegasus", "--json", "--no-progress")
+    _, lead_out, _ = run_cli(
+        capsys, "run", "--ranker", "lead", "--split", "xsum_pegasus", "--json", "--no-progress"
+    )
     lead = json.loads(lead_out)["results"][0]
     assert record["split"] == "xsum_pegasus"
-    assert record["ndcg"] == pytest.approx(lead["ndcg"], abs=1e-12) and record["map"] == pytest.approx(lead["map"], abs=1e-12)
+    assert record["ndcg"] == pytest.approx(lead["ndcg"], abs=1e-12) and record["map"] == pytest.approx(
+        lead["map"], abs=1e-12
+    )
 
 
 def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, tmp_path):
@@ -123,7 +150,9 @@ def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, t
     _, latex, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "latex")
     assert r"\toprule" in latex and r"\textbf{" in latex
     _, csv_text, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "csv")
-    assert csv_text.splitlines()[0].startswith("ranker,reference,published,XSum-PEGASUS NDCG,XSum-PEGASUS NDCG CI low")
+    assert csv_text.splitlines()[0].startswith(
+        "ranker,reference,published,XSum-PEGASUS NDCG,XSum-PEGASUS NDCG CI low"
+    )
     _, js, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "json")
     results = json.loads(js)["results"]
     published = [r for r in results if r["published"]]
@@ -136,8 +165,10 @@ def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, t
     [
         (["run", "--ranker", "nosuch", "--split", "xsum_pegasus"], "unknown ranker 'nosuch'; registered:"),
         (["run", "--ranker", "lead", "--split", "xsum"], "unknown split 'xsum'"),
-        (["run", "--ranker", "random", "-p", "random.sede=1", "--split", "xsum_pegasus"],
-         "ranker 'random' has no parameter 'sede'; it accepts seed"),
+        (
+            ["run", "--ranker", "random", "-p", "random.sede=1", "--split", "xsum_pegasus"],
+            "ranker 'random' has no parameter 'sede'; it accepts seed",
+        ),
         (["run", "--ranker", "lead", "--measures", "MRR"], "unknown measure 'MRR'"),
         (["evaluate", "/nonexistent.json", "--field", "x"], "/nonexistent.json: no such file"),
     ],
@@ -167,7 +198,9 @@ def test_leaderboard_shows_cis_significance_ties_and_human_row(capsys, scores_di
     _, latex, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "latex", "--ci")
     assert r"\scriptsize[" in latex
     _, js, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "json")
-    lead = next(r for r in json.loads(js)["results"] if r["ranker"] == "lead" and r["split"] == "xsum_pegasus")
+    lead = next(
+        r for r in json.loads(js)["results"] if r["ranker"] == "lead" and r["split"] == "xsum_pegasus"
+    )
     assert lead["ndcg_ci"][0] < lead["ndcg"] < lead["ndcg_ci"][1] and "ties" in lead
 
 
@@ -198,8 +231,12 @@ def test_show_and_export(capsys, scores_dir, tmp_path):
     assert run_cli(capsys, "export", "--output", str(folder))[0] == 0
     run_file = folder / "lead.xsum_pegasus.run"
     _, out, _ = run_cli(capsys, "evaluate", str(run_file), "--format", "trec", "--json")
-    _, lead_out, _ = run_cli(capsys, "run", "--ranker", "lead", "--split", "xsum_pegasus", "--json", "--no-progress")
-    assert json.loads(out)["results"][0]["ndcg"] == pytest.approx(json.loads(lead_out)["results"][0]["ndcg"], abs=1e-12)
+    _, lead_out, _ = run_cli(
+        capsys, "run", "--ranker", "lead", "--split", "xsum_pegasus", "--json", "--no-progress"
+    )
+    assert json.loads(out)["results"][0]["ndcg"] == pytest.approx(
+        json.loads(lead_out)["results"][0]["ndcg"], abs=1e-12
+    )
     qrels = (folder / "xsum_pegasus.binary.qrels").read_text().splitlines()
     assert len(qrels) == sum(p.n_sentences for p in load_split("xsum_pegasus"))
 
@@ -222,8 +259,9 @@ def test_a_closed_pipe_ends_quietly():
 
     pair = load_split("xsum_pegasus").pairs[0]
     script = f"import sys; from sourcesum.cli import main; sys.exit(main(['show', {pair.id!r}]))"
-    proc = subprocess.run(f"{sys.executable} -c \"{script}\" | head -1", shell=True, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        f'{sys.executable} -c "{script}" | head -1', shell=True, capture_output=True, text=True, timeout=120
+    )
     assert proc.stdout.startswith("pair ") and proc.stderr == ""
 
 

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
-
 from sourcesum import data
 from sourcesum.errors import DataError, UnknownNameError
 
 
 @pytest.mark.parametrize(
-    "name,pairs", [("xsum_pegasus", 119), ("xsum_reference", 119), ("cnn_pegasus", 468), ("cnn_reference", 505)]
+    "name,pairs",
+    [("xsum_pegasus", 119), ("xsum_reference", 119), ("cnn_pegasus", 468), ("cnn_reference", 505)],
 )
 def test_main_splits_load_with_votes(name, pairs):
     split = data.load_split(name)

@@ -36,8 +36,12 @@ def test_normalisations_match_their_formulas():
 
 
 def test_fusion_formulas_by_hand():
-    scores = np.array([[0.0, 2.0, 1.0, 0.0],    # base 1: minimum 0 twice
-                       [4.0, 1.0, 1.0, 9.0]])   # base 2
+    scores = np.array(
+        [
+            [0.0, 2.0, 1.0, 0.0],  # base 1: minimum 0 twice
+            [4.0, 1.0, 1.0, 9.0],
+        ]
+    )  # base 2
     minmax = np.array([[0.0, 1.0, 0.5, 0.0], [3 / 8, 0.0, 0.0, 1.0]])
     assert fuse(scores, "combsum", "minmax").tolist() == pytest.approx(minmax.sum(axis=0).tolist())
     hits = np.array([1, 1, 1, 1])  # sentence 0: base 2 only; 1: base 1 only; 2: base 1; 3: base 2
@@ -48,7 +52,8 @@ def test_fusion_formulas_by_hand():
     assert fuse(scores, "rrf", k=60).tolist() == pytest.approx((1 / (60 + ranks)).sum(axis=0).tolist())
     both = np.array([[2.0, 1.0, 0.0], [5.0, 0.0, 0.0]])  # sentence 0 retrieved by both bases
     assert fuse(both, "combmnz", "rank").tolist() == pytest.approx(
-        [2 * (1 + 1), 1 * (2 / 3 + 0.5), 0 * (1 / 3 + 0.5)])
+        [2 * (1 + 1), 1 * (2 / 3 + 0.5), 0 * (1 / 3 + 0.5)]
+    )
 
 
 def test_rankers_parameter_is_canonical():
@@ -56,33 +61,41 @@ def test_rankers_parameter_is_canonical():
     b = create_ranker("fusion", rankers=" embedding , bm25")
     c = create_ranker("fusion", rankers=json.dumps(["embedding", {"ranker": "bm25", "params": {"k1": 1.5}}]))
     assert a.get_params() == b.get_params() == c.get_params()
-    assert a.get_params()["rankers"][0] == {"ranker": "bm25", "params": {"k1": 1.5, "b": 0.75, "variant": "okapi",
-                                                                         "delta": 1.0}}
+    assert a.get_params()["rankers"][0] == {
+        "ranker": "bm25",
+        "params": {"k1": 1.5, "b": 0.75, "variant": "okapi", "delta": 1.0},
+    }
     assert a.label == "fusion(method=combsum, rankers=bm25+embedding)"
     d = create_ranker("fusion", rankers='[{"ranker": "random", "params": {"seed": 3}}, "lead"]', method="rrf")
     assert d.label == "fusion(method=rrf, rankers=lead+random(seed=3))"
     assert type(a).canonical_params(a.get_params()) == a.get_params()  # idempotent (is_current relies on it)
 
 
-@pytest.mark.parametrize("rankers, message", [
-    ("oracle,bm25", "reference ranker"),
-    ("published:perplexity", "published output"),
-    ('["bm25", {"ranker": "fusion"}]', "built from other rankers"),
-    ("bm25,bm25", "named twice"),
-    ("nope", "unknown ranker 'nope'"),
-    ("", "at least one"),
-    ('[{"ranker": "random", "params": {"seed": "x"}}]', "random.seed"),
-])
+@pytest.mark.parametrize(
+    "rankers, message",
+    [
+        ("oracle,bm25", "reference ranker"),
+        ("published:perplexity", "published output"),
+        ('["bm25", {"ranker": "fusion"}]', "built from other rankers"),
+        ("bm25,bm25", "named twice"),
+        ("nope", "unknown ranker 'nope'"),
+        ("", "at least one"),
+        ('[{"ranker": "random", "params": {"seed": "x"}}]', "random.seed"),
+    ],
+)
 def test_bad_bases_are_refused(rankers, message):
     with pytest.raises(ParameterError, match=message):
         create_ranker("fusion", rankers=rankers)
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"method": "combmnz"}, "non-negative normalization"),
-    ({"method": "rrf", "normalization": "rank"}, "rrf uses ranks only"),
-    ({"k": 10}, "k applies to method=rrf only"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"method": "combmnz"}, "non-negative normalization"),
+        ({"method": "rrf", "normalization": "rank"}, "rrf uses ranks only"),
+        ({"k": 10}, "k applies to method=rrf only"),
+    ],
+)
 def test_inapplicable_parameters_are_refused(params, message):
     with pytest.raises(ParameterError, match=message):
         create_ranker("fusion", rankers="bm25,lead", **params)
@@ -97,15 +110,20 @@ def test_cli_refuses_bad_bases_with_one_line(capsys, scores_dir):
 def test_runner_computes_bases_under_their_own_keys_then_fuses(scores_dir):
     split = load_split("xsum_pegasus")
     store = ScoreStore(scores_dir)
-    fusion = create_ranker("fusion", rankers='[{"ranker": "random", "params": {"seed": 1}}, "lead"]',
-                           method="rrf", k=5)
+    fusion = create_ranker(
+        "fusion", rankers='[{"ranker": "random", "params": {"seed": 1}}, "lead"]', method="rrf", k=5
+    )
     entry = run_ranker(fusion, split, store, progress=False)
     bases = [create_ranker("random", seed=1), create_ranker("lead")]
     for base in bases:
-        path = store.path_for(base.name, split.name, entry_key(base.name, base.version, base.get_params(), split.sha256))
+        path = store.path_for(
+            base.name, split.name, entry_key(base.name, base.version, base.get_params(), split.sha256)
+        )
         assert path.is_file(), path
-    base_entries = [store.load(b.name, split.name, entry_key(b.name, b.version, b.get_params(), split.sha256))
-                    for b in bases]
+    base_entries = [
+        store.load(b.name, split.name, entry_key(b.name, b.version, b.get_params(), split.sha256))
+        for b in bases
+    ]
     for pair in split:
         raw = np.array([e.scores[pair.id] for e in sorted(base_entries, key=lambda e: e.ranker)])
         assert entry.scores[pair.id] == fuse(raw, "rrf", k=5).tolist()

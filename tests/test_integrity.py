@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-
 from sourcesum import paths
 from sourcesum.cli import main
 from sourcesum.data import load_split
@@ -33,24 +32,39 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 # --- typed parameters ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text,value", [("False", False), ("no", False), ("OFF", False), ("0", False),
-                                        ("true", True), ("Yes", True), ("on", True), ("1", True)])
+
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("False", False),
+        ("no", False),
+        ("OFF", False),
+        ("0", False),
+        ("true", True),
+        ("Yes", True),
+        ("on", True),
+        ("1", True),
+    ],
+)
 def test_boolean_spellings_parse_by_type(text, value):
     ranker = create_ranker("rouge1", use_stemmer=text)
     assert ranker.use_stemmer is value
     assert ranker.label == ("rouge1" if value else "rouge1(use_stemmer=False)")
 
 
-@pytest.mark.parametrize("name,param,value,fragment", [
-    ("rouge1", "use_stemmer", "maybe", "rouge1.use_stemmer=maybe: expected a boolean"),
-    ("bm25", "variant", "foo", "bm25.variant=foo: expected one of okapi, plus, l"),
-    ("bm25", "k1", "abc", "bm25.k1=abc: expected a number >= 0"),
-    ("bm25", "b", "1.5", "bm25.b=1.5: expected a number >= 0 and <= 1"),
-    ("tfidf", "idf", "foo", "tfidf.idf=foo: expected one of split, document"),
-    ("rouge1", "measure", "foo", "rouge1.measure=foo: expected one of fmeasure"),
-    ("random", "seed", "1.5", "random.seed=1.5: expected an integer"),
-    ("random", "sede", "1", "ranker 'random' has no parameter 'sede'; it accepts seed"),
-])
+@pytest.mark.parametrize(
+    "name,param,value,fragment",
+    [
+        ("rouge1", "use_stemmer", "maybe", "rouge1.use_stemmer=maybe: expected a boolean"),
+        ("bm25", "variant", "foo", "bm25.variant=foo: expected one of okapi, plus, l"),
+        ("bm25", "k1", "abc", "bm25.k1=abc: expected a number >= 0"),
+        ("bm25", "b", "1.5", "bm25.b=1.5: expected a number >= 0 and <= 1"),
+        ("tfidf", "idf", "foo", "tfidf.idf=foo: expected one of split, document"),
+        ("rouge1", "measure", "foo", "rouge1.measure=foo: expected one of fmeasure"),
+        ("random", "seed", "1.5", "random.seed=1.5: expected an integer"),
+        ("random", "sede", "1", "ranker 'random' has no parameter 'sede'; it accepts seed"),
+    ],
+)
 def test_bad_parameter_values_name_the_parameter(name, param, value, fragment):
     with pytest.raises(ParameterError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         create_ranker(name, **{param: value})
@@ -68,8 +82,14 @@ class _SimplePlugin(Ranker):
 
     name = "simple_plugin_test"
 
-    def __init__(self, flag: bool = True, count: int = 2, mode: Literal["a", "b"] = "a",
-                 anything=None, ratio: float | None = None):
+    def __init__(
+        self,
+        flag: bool = True,
+        count: int = 2,
+        mode: Literal["a", "b"] = "a",
+        anything=None,
+        ratio: float | None = None,
+    ):
         self.flag, self.count, self.mode, self.anything, self.ratio = flag, count, mode, anything, ratio
 
     def score(self, pair):
@@ -98,6 +118,7 @@ def test_list_shows_every_parameter(capsys):
 
 # --- the declared leaderboard ----------------------------------------------------------------
 
+
 def _declare(path: Path, rows: list[str], references: list[str] = ()) -> Path:
     text = "".join(f'[[rows]]\nranker = "{r}"\n\n' for r in rows)
     text += "".join(f'[[references]]\nranker = "{r}"\n\n' for r in references)
@@ -109,8 +130,16 @@ def test_declared_board_renders_exactly_the_declared_rows(capsys, scores_dir, tm
     run_cli(capsys, "run", "--ranker", "lead,random,oracle", "--split", "all", "--no-progress")
     declaration = _declare(tmp_path / "board.toml", ["lead"], ["oracle"])
     out = tmp_path / "board.md"
-    code, _, err = run_cli(capsys, "leaderboard", "--declaration", str(declaration),
-                           "--scores-dir", str(scores_dir), "-o", str(out))
+    code, _, err = run_cli(
+        capsys,
+        "leaderboard",
+        "--declaration",
+        str(declaration),
+        "--scores-dir",
+        str(scores_dir),
+        "-o",
+        str(out),
+    )
     assert code == 0, err
     text = out.read_text()
     assert "| lead |" in text and "| oracle |" in text and "| random |" not in text
@@ -120,11 +149,22 @@ def test_incomplete_declared_board_writes_nothing_and_says_how_to_fix(capsys, sc
     run_cli(capsys, "run", "--ranker", "lead", "--split", "xsum_pegasus", "--no-progress")
     declaration = _declare(tmp_path / "board.toml", ["lead", "bm25"])
     out = tmp_path / "board.md"
-    code, _, err = run_cli(capsys, "leaderboard", "--declaration", str(declaration),
-                           "--scores-dir", str(scores_dir), "-o", str(out))
+    code, _, err = run_cli(
+        capsys,
+        "leaderboard",
+        "--declaration",
+        str(declaration),
+        "--scores-dir",
+        str(scores_dir),
+        "-o",
+        str(out),
+    )
     assert code == 2 and not out.exists() and not out.with_name("leaderboard.png").exists()
     assert err.startswith("error: 7 declared entries are not complete and valid; nothing was written")
-    assert "lead on cnn_pegasus: missing" in err and "compute: sourcesum run --ranker lead --split cnn_pegasus" in err
+    assert (
+        "lead on cnn_pegasus: missing" in err
+        and "compute: sourcesum run --ranker lead --split cnn_pegasus" in err
+    )
     assert "bm25 on xsum_pegasus: missing" in err and "lead on xsum_pegasus" not in err
 
 
@@ -152,13 +192,26 @@ def test_run_writes_only_to_the_user_store(capsys, tmp_path, monkeypatch):
     before = sorted(p.name for p in paths.COMMITTED_SCORES_DIR.glob("*/*.json"))
     assert run_cli(capsys, "run", "--ranker", "lead", "--split", "xsum_pegasus", "--no-progress")[0] == 0
     assert not user.exists()
-    assert run_cli(capsys, "run", "--ranker", "random", "-p", "random.seed=3", "--split", "xsum_pegasus",
-                   "--no-progress")[0] == 0
+    assert (
+        run_cli(
+            capsys,
+            "run",
+            "--ranker",
+            "random",
+            "-p",
+            "random.seed=3",
+            "--split",
+            "xsum_pegasus",
+            "--no-progress",
+        )[0]
+        == 0
+    )
     assert len(list(user.glob("random/xsum_pegasus.*.json"))) == 1
     assert sorted(p.name for p in paths.COMMITTED_SCORES_DIR.glob("*/*.json")) == before
 
 
 # --- a store that verifies itself --------------------------------------------------------------
+
 
 @pytest.fixture
 def one_entry(scores_dir) -> tuple[ScoreStore, ScoreEntry, Path]:
@@ -248,7 +301,7 @@ def test_stack_reads_layers_and_writes_the_top(tmp_path):
     assert read_entry(top.path_for("random", split.name, half.key)).complete
 
 
-_SLOW_PLUGIN = '''
+_SLOW_PLUGIN = """
 import time
 from sourcesum.rankers import Ranker, register
 
@@ -264,7 +317,7 @@ class SlowLength(Ranker):
     def score(self, pair):
         time.sleep(self.delay)
         return [float(len(s)) for s in pair.sentences]
-'''
+"""
 
 
 def test_concurrent_writers_never_lose_finished_pairs(tmp_path):
@@ -301,15 +354,27 @@ def test_concurrent_writers_never_lose_finished_pairs(tmp_path):
 
 # --- exports ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("label", ["random(seed=1)", "random(seed=-1)", "m(model=org/name x)", "a%2F", "x [abc123]"])
+
+@pytest.mark.parametrize(
+    "label", ["random(seed=1)", "random(seed=-1)", "m(model=org/name x)", "a%2F", "x [abc123]"]
+)
 def test_export_names_are_reversible(label):
     assert label_of(export_name(label)) == label and "/" not in export_name(label)
 
 
 def test_export_names_never_collide_and_every_file_is_listed(capsys, scores_dir, tmp_path):
     for seed in ("1", "-1"):
-        run_cli(capsys, "run", "--ranker", "random", "-p", f"random.seed={seed}", "--split", "xsum_pegasus",
-                "--no-progress")
+        run_cli(
+            capsys,
+            "run",
+            "--ranker",
+            "random",
+            "-p",
+            f"random.seed={seed}",
+            "--split",
+            "xsum_pegasus",
+            "--no-progress",
+        )
     folder = tmp_path / "trec"
     code, out, _ = run_cli(capsys, "export", "-o", str(folder))
     assert code == 0
@@ -332,6 +397,7 @@ def test_export_never_overwrites_foreign_files(capsys, scores_dir, tmp_path):
 
 # --- bad input: one error line naming the input, exit 2 --------------------------------------
 
+
 @pytest.fixture
 def bad_files(tmp_path: Path, data_dir: Path) -> Path:
     rows = json.loads((data_dir / "xsum_pegasus.json").read_text())
@@ -347,24 +413,36 @@ def bad_files(tmp_path: Path, data_dir: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("argv,fragment", [
-    (["run", "--ranker", "bm25", "-p", "bm25.variant=foo", "--split", "xsum_pegasus"], "bm25.variant=foo"),
-    (["run", "--ranker", "bm25", "-p", "bm25.k1=abc", "--split", "xsum_pegasus"], "bm25.k1=abc"),
-    (["run", "--ranker", "tfidf", "-p", "tfidf.idf=foo", "--split", "xsum_pegasus"], "tfidf.idf=foo"),
-    (["run", "--ranker", "rouge1", "-p", "rouge1.measure=foo", "--split", "xsum_pegasus"], "rouge1.measure=foo"),
-    (["run", "--ranker", "", "--split", "xsum_pegasus"], "--ranker '': name at least one ranker"),
-    (["run", "--ranker", "lead", "--split", "xsum_pegasus", "--scores-dir", "{tmp}/afile"], "is a file, not a folder"),
-    (["evaluate", "{tmp}", "--field", "x"], "is a folder, not a score file"),
-    (["evaluate", "{tmp}/string_ann.json", "--field", "x"], "'annotations' is not a list"),
-    (["evaluate", "{tmp}/bigint.json", "--field", "s"], "too large for a float"),
-    (["evaluate", "{tmp}/deep.json", "--field", "x"], "nested too deeply"),
-    (["evaluate", "{tmp}/binary.run", "--format", "trec"], "binary.run: not UTF-8 text"),
-    (["compare", "lead", "random", "--resamples", "0"], "--resamples: 0 is not >= 1"),
-    (["compare", "lead", "random", "--resamples", "-5"], "--resamples: -5 is not >= 1"),
-    (["compare", "lead", "random", "--split", "xsum_pegasus_all"], "compare works on the main splits"),
-    (["export", "-o", "{tmp}/afile"], "is a file, not a folder"),
-    (["export", "-o", "/proc/no/such/place"], "error: /proc/no"),
-])
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (
+            ["run", "--ranker", "bm25", "-p", "bm25.variant=foo", "--split", "xsum_pegasus"],
+            "bm25.variant=foo",
+        ),
+        (["run", "--ranker", "bm25", "-p", "bm25.k1=abc", "--split", "xsum_pegasus"], "bm25.k1=abc"),
+        (["run", "--ranker", "tfidf", "-p", "tfidf.idf=foo", "--split", "xsum_pegasus"], "tfidf.idf=foo"),
+        (
+            ["run", "--ranker", "rouge1", "-p", "rouge1.measure=foo", "--split", "xsum_pegasus"],
+            "rouge1.measure=foo",
+        ),
+        (["run", "--ranker", "", "--split", "xsum_pegasus"], "--ranker '': name at least one ranker"),
+        (
+            ["run", "--ranker", "lead", "--split", "xsum_pegasus", "--scores-dir", "{tmp}/afile"],
+            "is a file, not a folder",
+        ),
+        (["evaluate", "{tmp}", "--field", "x"], "is a folder, not a score file"),
+        (["evaluate", "{tmp}/string_ann.json", "--field", "x"], "'annotations' is not a list"),
+        (["evaluate", "{tmp}/bigint.json", "--field", "s"], "too large for a float"),
+        (["evaluate", "{tmp}/deep.json", "--field", "x"], "nested too deeply"),
+        (["evaluate", "{tmp}/binary.run", "--format", "trec"], "binary.run: not UTF-8 text"),
+        (["compare", "lead", "random", "--resamples", "0"], "--resamples: 0 is not >= 1"),
+        (["compare", "lead", "random", "--resamples", "-5"], "--resamples: -5 is not >= 1"),
+        (["compare", "lead", "random", "--split", "xsum_pegasus_all"], "compare works on the main splits"),
+        (["export", "-o", "{tmp}/afile"], "is a file, not a folder"),
+        (["export", "-o", "/proc/no/such/place"], "error: /proc/no"),
+    ],
+)
 def test_bad_input_is_one_error_line_with_exit_2(capsys, scores_dir, bad_files, argv, fragment):
     argv = [a.replace("{tmp}", str(bad_files)) for a in argv]
     code, _, err = run_cli(capsys, *argv)
@@ -372,7 +450,7 @@ def test_bad_input_is_one_error_line_with_exit_2(capsys, scores_dir, bad_files, 
     assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], err
 
 
-_FAILING_FIT = '''
+_FAILING_FIT = """
 from sourcesum.rankers import Ranker, register
 
 @register
@@ -384,7 +462,7 @@ class FailingFit(Ranker):
 
     def score(self, pair):
         return [0.0] * pair.n_sentences
-'''
+"""
 
 
 def test_a_plugin_whose_fit_raises_is_named(capsys, scores_dir, tmp_path, monkeypatch):

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from sourcesum.data import load_split
 
 HEAVY = ("torch", "transformers", "sentence_transformers", "matplotlib")
@@ -21,15 +20,18 @@ def _imported(argv: list[str]) -> list[str]:
     proc = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     line = next(line for line in proc.stdout.splitlines() if line.startswith("HEAVY="))
-    return [m for m in line[len("HEAVY="):].split(",") if m]
+    return [m for m in line[len("HEAVY=") :].split(",") if m]
 
 
-@pytest.mark.parametrize("argv", [
-    ["list", "--json"],
-    ["leaderboard", "--format", "json", "-o", "-"],
-    ["compare", "bm25", "lead", "--split", "xsum_pegasus", "--resamples", "200"],
-    ["show", "PAIR"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["list", "--json"],
+        ["leaderboard", "--format", "json", "-o", "-"],
+        ["compare", "bm25", "lead", "--split", "xsum_pegasus", "--resamples", "200"],
+        ["show", "PAIR"],
+    ],
+)
 def test_reporting_commands_import_no_model_library(argv):
     argv = [load_split("xsum_pegasus").pairs[0].id if a == "PAIR" else a for a in argv]
     assert _imported(argv) == []

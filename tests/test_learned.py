@@ -23,7 +23,9 @@ BASES = "bm25,rouge1"  # committed entries: no base is computed here
 @pytest.fixture
 def store(tmp_path):
     """A temporary store over the committed one (the base rankers' committed entries)."""
-    return StoreStack([ScoreStore(tmp_path / "scores"), ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)])
+    return StoreStack(
+        [ScoreStore(tmp_path / "scores"), ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)]
+    )
 
 
 def scores_of(ranker, store, split: Split) -> dict[str, list[float]]:
@@ -52,7 +54,9 @@ def permuted(split: Split, seed: int, only: set[str] | None = None) -> Split:
 def patch_splits(monkeypatch, names: set[str], seed: int) -> None:
     """Make ``data.load_split`` return vote-permuted copies of the splits in ``names``."""
     real = load_split
-    monkeypatch.setattr(data, "load_split", lambda name: permuted(real(name), seed) if name in names else real(name))
+    monkeypatch.setattr(
+        data, "load_split", lambda name: permuted(real(name), seed) if name in names else real(name)
+    )
 
 
 def test_cross_corpus_scores_never_see_the_evaluated_corpus(store, monkeypatch):
@@ -110,13 +114,25 @@ def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(stor
     assert [(row["C"], row["l1_ratio"]) for row in model["cv"]] == [(c, l1) for c in C_GRID for l1 in L1_GRID]
     best = max(model["cv"], key=lambda row: row["objective"])
     assert best.get("selected") and model["C"] == best["C"]
-    assert set(model["weights"]) == {"bm25:zscore", "rouge1:zscore", "position:relative", "position:first",
-                                     "position:reciprocal", "length:log_words", "length:z_words", "(intercept)"}
+    assert set(model["weights"]) == {
+        "bm25:zscore",
+        "rouge1:zscore",
+        "position:relative",
+        "position:first",
+        "position:reciprocal",
+        "length:log_words",
+        "length:z_words",
+        "(intercept)",
+    }
     fixed = create_ranker("learned", rankers=BASES, C=1.0, l1_ratio=0.0, features="")
     fixed.store = store
     [model] = fixed.explain(load_split("cnn_reference").pairs)
-    assert model["cv"] == [] and model["C"] == 1.0 and model["l1_ratio"] == 0.0 and set(model["weights"]) == {"bm25:zscore", "rouge1:zscore",
-                                                                              "(intercept)"}
+    assert (
+        model["cv"] == []
+        and model["C"] == 1.0
+        and model["l1_ratio"] == 0.0
+        and set(model["weights"]) == {"bm25:zscore", "rouge1:zscore", "(intercept)"}
+    )
 
 
 def test_lambdamart_is_deterministic_and_reports_gain_shares(store):
@@ -142,14 +158,17 @@ def test_key_covers_protocol_and_training_data(store):
     assert create_ranker("learned", rankers="rouge1 ,bm25").key_version() == cross.key_version()
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"trees": 10}, "model=lambdamart only"),
-    ({"model": "lambdamart", "C": 1.0}, "model=logistic only"),
-    ({"model": "lambdamart", "l1_ratio": 1.0}, "model=logistic only"),
-    ({"l1_ratio": 0.5}, "learned.l1_ratio"),
-    ({"features": "position,colour"}, "unknown group 'colour'"),
-    ({"rankers": "published:perplexity"}, "published output"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"trees": 10}, "model=lambdamart only"),
+        ({"model": "lambdamart", "C": 1.0}, "model=logistic only"),
+        ({"model": "lambdamart", "l1_ratio": 1.0}, "model=logistic only"),
+        ({"l1_ratio": 0.5}, "learned.l1_ratio"),
+        ({"features": "position,colour"}, "unknown group 'colour'"),
+        ({"rankers": "published:perplexity"}, "published output"),
+    ],
+)
 def test_bad_parameters(params, message):
     with pytest.raises(ParameterError, match=message):
         create_ranker("learned", **{"rankers": BASES, **params})
@@ -161,7 +180,10 @@ def test_cli_explain(capsys, tmp_path, monkeypatch):
     out = capsys.readouterr().out
     assert "fitted on cnn_pegasus + cnn_reference (973 pairs)" in out and "<- chosen" in out
     assert "bm25:zscore" in out and "position:reciprocal" in out
-    assert main(["explain", "learned", "-p", f"learned.rankers={BASES}", "--split", "xsum_pegasus", "--json"]) == 0
+    assert (
+        main(["explain", "learned", "-p", f"learned.rankers={BASES}", "--split", "xsum_pegasus", "--json"])
+        == 0
+    )
     record = json.loads(capsys.readouterr().out)["explanations"][0]
     assert record["split"] == "xsum_pegasus" and record["models"][0]["weights"]["bm25:zscore"] != 0
     assert main(["explain", "bm25"]) == 2
@@ -175,8 +197,10 @@ def test_board_explains_the_protocol_under_the_results(store, tmp_path, monkeypa
     from sourcesum.runner import run_ranker
 
     declaration = tmp_path / "board.toml"
-    declaration.write_text(f'[[rows]]\nranker = "lead"\n\n[[rows]]\nranker = "learned"\n'
-                           f'params = {{ rankers = "{BASES}", C = 1.0, l1_ratio = 0.0 }}\n')
+    declaration.write_text(
+        f'[[rows]]\nranker = "lead"\n\n[[rows]]\nranker = "learned"\n'
+        f'params = {{ rankers = "{BASES}", C = 1.0, l1_ratio = 0.0 }}\n'
+    )
     ranker = create_ranker("learned", rankers=BASES, C=1.0, l1_ratio=0.0)
     for name in data.main_splits():
         run_ranker(ranker, load_split(name), store, progress=False)
@@ -184,4 +208,6 @@ def test_board_explains_the_protocol_under_the_results(store, tmp_path, monkeypa
     text = render_markdown(board)
     results = text.split("## Results")[1].split("## Human agreement")[0]
     assert "- `learned`: trained on the votes" in results and "`protocol=cross-corpus`" in results
-    assert "learned(C=1.0, l1_ratio=0.0, model=logistic, protocol=cross-corpus, rankers=bm25+rouge1)" in results
+    assert (
+        "learned(C=1.0, l1_ratio=0.0, model=logistic, protocol=cross-corpus, rankers=bm25+rouge1)" in results
+    )

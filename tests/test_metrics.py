@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 from sklearn.metrics import average_precision_score, ndcg_score
-
 from sourcesum import metrics
 from sourcesum.measures import parse_measure
 from sourcesum.metrics import Ranking, pad
@@ -153,8 +152,13 @@ def test_expected_ap_equals_mean_over_tie_orderings(case):
     # scikit-learn's block AP is never below worst-first (but may exceed the expectation)
     assert metrics.average_precision(relevance, scores) >= low - TOL
     if len(set(scores)) == len(scores):
-        assert abs(metrics.expected_average_precision(relevance, scores)
-                   - metrics.average_precision(relevance, scores)) <= TOL
+        assert (
+            abs(
+                metrics.expected_average_precision(relevance, scores)
+                - metrics.average_precision(relevance, scores)
+            )
+            <= TOL
+        )
 
 
 def test_block_ap_can_exceed_every_ordering():
@@ -202,8 +206,9 @@ def test_batch_equals_per_list(cases):
         np.testing.assert_allclose(batch_ndcg[i], metrics.ndcg(r, s, k=3), atol=TOL, equal_nan=True)
         b = (np.array(r) >= 2).astype(float)
         np.testing.assert_allclose(batch_ap[i], metrics.average_precision(b, s), atol=TOL, equal_nan=True)
-        np.testing.assert_allclose(batch_eap[i], metrics.expected_average_precision(b, s), atol=TOL,
-                                   equal_nan=True)
+        np.testing.assert_allclose(
+            batch_eap[i], metrics.expected_average_precision(b, s), atol=TOL, equal_nan=True
+        )
 
 
 def test_input_errors_are_clear():
@@ -218,8 +223,17 @@ def test_input_errors_are_clear():
 
 
 def test_measure_names_round_trip():
-    for name in ["nDCG", "nDCG@10", "AP", "P@3", "R@5", "RR", "Spearman", "nDCG@10(gain=binary)",
-                 "AP(ties=expected)"]:
+    for name in [
+        "nDCG",
+        "nDCG@10",
+        "AP",
+        "P@3",
+        "R@5",
+        "RR",
+        "Spearman",
+        "nDCG@10(gain=binary)",
+        "AP(ties=expected)",
+    ]:
         assert parse_measure(name).name == name
     assert parse_measure("ndcg@5").name == "nDCG@5"
     assert parse_measure("AP(ties=block)") == parse_measure("AP")

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from sourcesum.cli import main
-from sourcesum.registry import Registry
 from sourcesum.rankers import RANKERS, Ranker, register
+from sourcesum.registry import Registry
 
 
 class LongestFirst(Ranker):
@@ -26,8 +25,22 @@ class LongestFirst(Ranker):
 def test_user_ranker_runs_through_cli_and_leaderboard(capsys, scores_dir, tmp_path):
     register(LongestFirst)
     try:
-        assert main(["run", "--ranker", "test_longest", "-p", "test_longest.longest_first=false",
-                     "--split", "all", "--json", "--no-progress"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--ranker",
+                    "test_longest",
+                    "-p",
+                    "test_longest.longest_first=false",
+                    "--split",
+                    "all",
+                    "--json",
+                    "--no-progress",
+                ]
+            )
+            == 0
+        )
         results = json.loads(capsys.readouterr().out)["results"]
         assert {r["ranker"] for r in results} == {"test_longest(longest_first=False)"}
         assert main(["leaderboard", "--all", "-o", str(tmp_path / "lb.md")]) == 0

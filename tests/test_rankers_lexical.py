@@ -6,14 +6,12 @@ import math
 
 import numpy as np
 import pytest
-
-from sourcesum.errors import ParameterError
-
+from helpers import make_pair
 from sourcesum.data import load_split
+from sourcesum.errors import ParameterError
 from sourcesum.evaluation import evaluate
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.text import tokenize
-from helpers import make_pair
 
 DOC = [
     "The council approved a new budget for city parks on Tuesday.",
@@ -38,7 +36,9 @@ def test_bm25_prefers_overlap_and_exposes_parameters():
     assert create_ranker("bm25", k1=0.5).score(pair) != scores
     plus = create_ranker("bm25", variant="plus").score(pair)
     assert np.argmax(plus) == 0
-    assert create_ranker("bm25", variant="l").score(pair)[1] < create_ranker("bm25", variant="l").score(pair)[0]
+    assert (
+        create_ranker("bm25", variant="l").score(pair)[1] < create_ranker("bm25", variant="l").score(pair)[0]
+    )
     with pytest.raises(ParameterError, match="bm25.variant=bogus: expected one of okapi, plus, l"):
         create_ranker("bm25", variant="bogus")
 

@@ -3,23 +3,29 @@ one-forward-per-ablation computation), plus one real check with SmolLM2-135M."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
-
-from pathlib import Path
-
+from helpers import make_pair
 from sourcesum.data import Split, load_split, main_splits
 from sourcesum.errors import SourceSumError
-from helpers import make_pair
 from sourcesum.paths import PROJECT_ROOT
-from sourcesum.runner import Selection, run_splits
-from sourcesum.store import ScoreStore
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.device import resolve_sentence_model
 from sourcesum.rankers.lm.engine import naive_nll
-from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary, start_tokens
+from sourcesum.rankers.lm.inputs import (
+    DEFAULT_TEMPLATE,
+    causal_context,
+    causal_summary,
+    seq2seq_context,
+    seq2seq_summary,
+    start_tokens,
+)
 from sourcesum.rankers.lm.models import register_loaded
+from sourcesum.runner import Selection, run_splits
+from sourcesum.store import ScoreStore
 
 DOC = [
     "The council voted to build a bridge over the river.",
@@ -27,7 +33,11 @@ DOC = [
     "The bridge will cost forty million dollars.",
     "A bakery opened downtown.",
 ]
-SUMMARIES = ["A new bridge costing forty million dollars was approved.", "The council approved a bridge.", "Rain."]
+SUMMARIES = [
+    "A new bridge costing forty million dollars was approved.",
+    "The council approved a bridge.",
+    "Rain.",
+]
 
 
 def _tokenizer():
@@ -44,13 +54,21 @@ def tiny_causal():
 
     torch.manual_seed(0)
     tok = _tokenizer()
-    config = LlamaConfig(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    config = LlamaConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+    )
+    base = None
     for eager in (False, True):
         model = LlamaForCausalLM._from_config(config, attn_implementation="eager" if eager else "sdpa")
         torch.manual_seed(0)
         model.apply(model._init_weights)
-        if eager:
+        if base is not None:  # the eager twin gets the same weights
             model.load_state_dict(base.state_dict())
         base = model
         register_loaded("tiny-causal", model, tok, eager_attention=eager)
@@ -63,11 +81,21 @@ def tiny_seq2seq():
 
     torch.manual_seed(0)
     tok = _tokenizer()
-    config = BartConfig(vocab_size=tok.vocab_size, d_model=32, encoder_layers=2, decoder_layers=2,
-                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
-                        decoder_ffn_dim=64, max_position_embeddings=512, pad_token_id=tok.pad_token_id,
-                        bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id,
-                        decoder_start_token_id=tok.cls_token_id)
+    config = BartConfig(
+        vocab_size=tok.vocab_size,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=512,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.cls_token_id,
+        eos_token_id=tok.sep_token_id,
+        decoder_start_token_id=tok.cls_token_id,
+    )
     model = BartForConditionalGeneration._from_config(config, attn_implementation="eager")
     for eager in (False, True):
         register_loaded("tiny-seq2seq", model, tok, eager_attention=eager)
@@ -86,7 +114,7 @@ def test_causal_perplexity_gain_equals_naive_forward_passes(tiny_causal, ablatio
     scores = ranker.score_batch(_pairs())  # the three pairs share the document
     context = causal_context(tok, DOC, DEFAULT_TEMPLATE)
     transform = np.exp if gain == "perplexity" else (lambda x: x)
-    for summary, row in zip(SUMMARIES, scores):
+    for summary, row in zip(SUMMARIES, scores, strict=False):
         target = causal_summary(tok, summary)
         full = transform(naive_nll(model, False, context.ids(), context.mask(), target))
         for i, value in enumerate(row):
@@ -107,7 +135,7 @@ def test_seq2seq_perplexity_gain_equals_naive_forward_passes(tiny_seq2seq, ablat
     scores = ranker.score_batch(_pairs())
     context = seq2seq_context(tok, DOC)
     assert context.head == (tok.cls_token_id,) and context.middle == (tok.sep_token_id,)
-    for summary, row in zip(SUMMARIES, scores):
+    for summary, row in zip(SUMMARIES, scores, strict=False):
         target = seq2seq_summary(tok, summary)
         full = naive_nll(model, True, context.ids(), context.mask(), target)
         for i, value in enumerate(row):
@@ -122,9 +150,9 @@ def test_pmi_equals_naive_log_likelihoods(tiny_causal, direction):
     pairs = _pairs()
     scores = create_ranker("pmi", model="tiny-causal", direction=direction, batch_size=3).score_batch(pairs)
     start = list(start_tokens(tok))
-    for pair, row in zip(pairs, scores):
+    for pair, row in zip(pairs, scores, strict=False):
         summary = list(causal_summary(tok, pair.summary))
-        for sentence_text, value in zip(DOC, row):
+        for sentence_text, value in zip(DOC, row, strict=False):
             sentence = list(causal_summary(tok, sentence_text))
             given, scored = (summary, sentence) if direction == "sentence|summary" else (sentence, summary)
             conditional = naive_nll(model, False, start + given, [1] * (len(start) + len(given)), scored)
@@ -141,7 +169,7 @@ def _reference_attention(model, ids, query_from, starts, lengths, layers=slice(N
     out = model(input_ids=torch.tensor([ids]), output_attentions=True)
     stacked = torch.stack(out.attentions[layers]).mean(dim=(0, 2))[0]  # (Q, K)
     queries = stacked[query_from:]
-    return [float(queries[:, s : s + n].sum()) for s, n in zip(starts, lengths)]
+    return [float(queries[:, s : s + n].sum()) for s, n in zip(starts, lengths, strict=False)]
 
 
 def test_causal_attention_matches_an_uncached_forward(tiny_causal):
@@ -151,14 +179,14 @@ def test_causal_attention_matches_an_uncached_forward(tiny_causal):
     last2 = create_ranker("attention", model="tiny-causal", layers="-1:", normalize="length").score(pairs[0])
     context = causal_context(tok, DOC, DEFAULT_TEMPLATE)
     lengths = [len(s) for s in context.segments]
-    for pair, row in zip(pairs, scores):
+    for pair, row in zip(pairs, scores, strict=False):
         ids = context.ids() + list(causal_summary(tok, pair.summary))
         expected = _reference_attention(model, ids, len(context.ids()), context.starts, lengths)
         assert row == pytest.approx(expected, abs=1e-5)
         assert all(v >= 0 for v in row)
     ids = context.ids() + list(causal_summary(tok, pairs[0].summary))
     last = _reference_attention(model, ids, len(context.ids()), context.starts, lengths, slice(-1, None))
-    assert last2 == pytest.approx([v / n for v, n in zip(last, lengths)], abs=1e-5)
+    assert last2 == pytest.approx([v / n for v, n in zip(last, lengths, strict=False)], abs=1e-5)
 
 
 def test_seq2seq_attention_uses_cross_attention(tiny_seq2seq):
@@ -169,7 +197,10 @@ def test_seq2seq_attention_uses_cross_attention(tiny_seq2seq):
     labels = torch.tensor([seq2seq_summary(tok, pair.summary)])
     out = model(input_ids=torch.tensor([context.ids()]), labels=labels, output_attentions=True)
     mean = torch.stack(out.cross_attentions).mean(dim=(0, 2))[0]
-    expected = [float(mean[:, s : s + len(seg)].sum()) for s, seg in zip(context.starts, context.segments)]
+    expected = [
+        float(mean[:, s : s + len(seg)].sum())
+        for s, seg in zip(context.starts, context.segments, strict=False)
+    ]
     assert row == pytest.approx(expected, abs=1e-5)
     with pytest.raises(SourceSumError, match="layers"):
         create_ranker("attention", model="tiny-seq2seq", layers="5:9").score(pair)
@@ -210,9 +241,17 @@ def _hand_split(name, pairs):
 
 
 def _two_splits():
-    a = _hand_split("hand_a", [make_pair(DOC, SUMMARIES[0], pair_id="a0"), make_pair(DOC2, "Penguins doubled.", pair_id="a1"),
-                               make_pair(DOC, SUMMARIES[1], pair_id="a2")])
-    b = _hand_split("hand_b", [make_pair(DOC, SUMMARIES[2], pair_id="b0"), make_pair(DOC, SUMMARIES[0], pair_id="b1")])
+    a = _hand_split(
+        "hand_a",
+        [
+            make_pair(DOC, SUMMARIES[0], pair_id="a0"),
+            make_pair(DOC2, "Penguins doubled.", pair_id="a1"),
+            make_pair(DOC, SUMMARIES[1], pair_id="a2"),
+        ],
+    )
+    b = _hand_split(
+        "hand_b", [make_pair(DOC, SUMMARIES[2], pair_id="b0"), make_pair(DOC, SUMMARIES[0], pair_id="b1")]
+    )
     return a, b
 
 
@@ -267,8 +306,13 @@ def _first_document_ids(splits):
 def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
     splits = [load_split(s) for s in main_splits()]
     ids = _first_document_ids(splits)
-    runs = run_splits(create_ranker(name, device="cpu"), splits, ScoreStore(tmp_path), Selection(pair_ids=ids),
-                      progress=False)
+    runs = run_splits(
+        create_ranker(name, device="cpu"),
+        splits,
+        ScoreStore(tmp_path),
+        Selection(pair_ids=ids),
+        progress=False,
+    )
     committed = ScoreStore(PROJECT_ROOT / "data" / "scores")
     checked = 0
     for run in runs:

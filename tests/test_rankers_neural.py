@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
+from helpers import make_pair
 from sourcesum.data import load_split
 from sourcesum.evaluation import evaluate
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.device import resolve_device, resolve_sentence_model
-from helpers import make_pair
 
 pytestmark = pytest.mark.slow  # loads the real MiniLM model
 
@@ -66,15 +65,15 @@ def test_embedding_encodes_each_unique_text_once_and_matches_pairwise(embedding)
     unique = {t for p in pairs for t in (p.summary, *p.sentences)}
     assert len(encoded) == len(unique) == len(set(encoded))
     model = embedding.encoder()
-    for pair, scores in zip(pairs[:5], batched):
-        for sentence, value in zip(pair.sentences, scores):
+    for pair, scores in zip(pairs[:5], batched, strict=False):
+        for sentence, value in zip(pair.sentences, scores, strict=False):
             a, b = model.encode([pair.summary, sentence], normalize_embeddings=True)
             assert value == pytest.approx(float(a @ b), abs=1e-5)
 
 
 def test_embedding_on_a_real_split(embedding):
     split = load_split("xsum_pegasus")
-    scores = dict(zip((p.id for p in split), embedding.score_batch(split.pairs)))
+    scores = dict(zip((p.id for p in split), embedding.score_batch(split.pairs), strict=False))
     ndcg, ap = evaluate(split, scores, "embedding").per_pair.mean()
     assert ndcg > 0.85 and ap > 0.7
 
@@ -94,7 +93,7 @@ def test_bertscore_batches_across_pairs_like_one_by_one():
     ranker = create_ranker("bertscore", device="cpu")
     pairs = load_split("cnn_reference").pairs[:6]
     batched = ranker.score_batch(pairs)
-    for pair, values in zip(pairs[:2], batched):
+    for pair, values in zip(pairs[:2], batched, strict=False):
         assert values == pytest.approx(ranker.score(pair), abs=1e-5)
 
 

@@ -37,8 +37,9 @@ def test_grouped_bootstrap_equals_a_slow_loop_over_groups():
 def test_bootstrap_ci_agrees_with_scipy_percentile_bootstrap():
     values = np.random.default_rng(2).normal(0.7, 0.1, 119)
     low, high = stats.bootstrap_ci(values, resamples=20_000, seed=0)
-    ref = scipy_stats.bootstrap((values,), np.mean, n_resamples=20_000, method="percentile",
-                                random_state=np.random.default_rng(5)).confidence_interval
+    ref = scipy_stats.bootstrap(
+        (values,), np.mean, n_resamples=20_000, method="percentile", random_state=np.random.default_rng(5)
+    ).confidence_interval
     assert low == pytest.approx(ref.low, abs=2e-3) and high == pytest.approx(ref.high, abs=2e-3)
 
 
@@ -50,8 +51,9 @@ def test_randomization_test_matches_exact_enumeration():
     exact = np.mean(np.abs(flips @ diff) >= abs(diff.sum()) - 1e-12)
     ours = stats.randomization_test(a, b, resamples=200_000, seed=0)
     assert ours == pytest.approx(exact, abs=0.005)
-    scipy_p = scipy_stats.permutation_test((a, b), lambda x, y: np.mean(x - y), permutation_type="samples",
-                                           n_resamples=np.inf).pvalue
+    scipy_p = scipy_stats.permutation_test(
+        (a, b), lambda x, y: np.mean(x - y), permutation_type="samples", n_resamples=np.inf
+    ).pvalue
     assert ours == pytest.approx(scipy_p, abs=0.005)
 
 
@@ -77,8 +79,15 @@ def test_lead_beats_random_on_xsum_far_below_001():
     lead, random = _per_pair("lead", split), _per_pair("random", split)
     groups = [p.document_key for p in split]
     for measure in (NDCG, AP):
-        comparison = stats.compare("lead", "random", split.name, measure.name, lead[measure.name].to_numpy(),
-                                   random[measure.name].to_numpy(), groups=groups)
+        comparison = stats.compare(
+            "lead",
+            "random",
+            split.name,
+            measure.name,
+            lead[measure.name].to_numpy(),
+            random[measure.name].to_numpy(),
+            groups=groups,
+        )
         assert comparison.p_randomization < 0.001 and comparison.p_bootstrap < 0.001
         assert comparison.ci_low > 0
 
@@ -91,7 +100,9 @@ def test_ties_report_bounds_and_shares():
     report = tie_report(split, constant, "constant")
     assert report["pairs_with_ties"] == 1.0 and report["sentences_tied"] == 1.0
     ndcg, ap = report["nDCG"], report["AP"]
-    assert ndcg["pessimistic"] < ndcg["default"] == ndcg["expected"] < ndcg["optimistic"] == pytest.approx(1.0)
+    assert (
+        ndcg["pessimistic"] < ndcg["default"] == ndcg["expected"] < ndcg["optimistic"] == pytest.approx(1.0)
+    )
     assert ap["pessimistic"] < ap["expected"] < ap["optimistic"] == pytest.approx(1.0)
     # all sentences tie, so scikit-learn's block AP is the share of relevant sentences
     shares = [p.binary().mean() for p in split]

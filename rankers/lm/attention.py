@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-
 from sourcesum.data import Pair
-from sourcesum.params import Param
 from sourcesum.errors import SourceSumError
+from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
-from sourcesum.rankers.lm.inputs import (DEFAULT_TEMPLATE, Context, causal_context, causal_summary,
-                               seq2seq_context, seq2seq_summary)
+from sourcesum.rankers.lm.inputs import (
+    DEFAULT_TEMPLATE,
+    Context,
+    causal_context,
+    causal_summary,
+    seq2seq_context,
+    seq2seq_summary,
+)
 from sourcesum.rankers.lm.models import DEFAULT_LM
 
 if TYPE_CHECKING:
@@ -33,17 +39,22 @@ def parse_layers(spec: str, n_layers: int) -> slice:
     return slice(start, stop)
 
 
-def sentence_mass(attentions: Sequence[torch.Tensor], layers: slice, query_mask: torch.Tensor,
-                  context: Context, normalize: bool) -> np.ndarray:
+def sentence_mass(
+    attentions: Sequence[torch.Tensor],
+    layers: slice,
+    query_mask: torch.Tensor,
+    context: Context,
+    normalize: bool,
+) -> np.ndarray:
     """``(batch, n_sentences)``: attention from valid query positions to each sentence's keys,
     averaged over the chosen layers and all heads, summed over queries and sentence tokens."""
     import torch
 
     stacked = torch.stack([a.float() for a in attentions[layers]])  # (L, B, H, Q, K)
-    mean = stacked.mean(dim=(0, 2)) * query_mask.unsqueeze(-1)       # (B, Q, K)
-    per_key = mean.sum(dim=1)                                         # (B, K)
+    mean = stacked.mean(dim=(0, 2)) * query_mask.unsqueeze(-1)  # (B, Q, K)
+    per_key = mean.sum(dim=1)  # (B, K)
     out = []
-    for start, segment in zip(context.starts, context.segments):
+    for start, segment in zip(context.starts, context.segments, strict=False):
         mass = per_key[:, start : start + len(segment)].sum(dim=1)
         out.append(mass / len(segment) if normalize else mass)
     return torch.stack(out, dim=1).cpu().numpy()
@@ -69,9 +80,16 @@ class AttentionRanker(LMRanker):
         "normalize": Param(str, "divide each sentence's mass by its token count", choices=("none", "length")),
     }
 
-    def __init__(self, model: str = DEFAULT_LM, layers: str = "all", normalize: str = "none",
-                 template: str = DEFAULT_TEMPLATE, device: str = "auto", dtype: str = "float32",
-                 batch_size: int = 8):
+    def __init__(
+        self,
+        model: str = DEFAULT_LM,
+        layers: str = "all",
+        normalize: str = "none",
+        template: str = DEFAULT_TEMPLATE,
+        device: str = "auto",
+        dtype: str = "float32",
+        batch_size: int = 8,
+    ):
         if normalize not in ("none", "length"):
             raise ValueError("normalize must be 'none' or 'length'")
         self.layers, self.normalize, self.template = layers, normalize, template
@@ -85,7 +103,6 @@ class AttentionRanker(LMRanker):
 
     def _score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         import torch
-
         from sourcesum.rankers.lm.engine import cache_arguments, expand_state, pad_batch, run_context
 
         lm = self.lm()
@@ -114,8 +131,13 @@ class AttentionRanker(LMRanker):
             chunk = summaries[start : start + self.batch_size]
             ids, mask = pad_batch(chunk, model.device)
             cache, context_mask = expand_state(state, len(chunk), model.device)
-            out = model(input_ids=ids, attention_mask=torch.cat([context_mask, mask], 1),
-                        output_attentions=True, use_cache=True, **cache_arguments(model, cache))
+            out = model(
+                input_ids=ids,
+                attention_mask=torch.cat([context_mask, mask], 1),
+                output_attentions=True,
+                use_cache=True,
+                **cache_arguments(model, cache),
+            )
             if out.attentions is None or out.attentions[0] is None:
                 raise SourceSumError(f"model {self.model} returned no attentions; it needs eager attention")
             rows.extend(sentence_mass(out.attentions, layers, mask, context, normalize))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Sequence
+from collections.abc import Sequence
+from typing import ClassVar
 
 from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.lm.inputs import Context, check_length
-from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm
+from sourcesum.rankers.lm.models import LoadedLM, load_lm
 
 
 class LMRanker(Ranker):
@@ -26,8 +27,9 @@ class LMRanker(Ranker):
     param_specs = {
         "model": Param(str, "Hugging Face causal or seq2seq LM name or path"),
         "device": Param(str, "where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")),
-        "dtype": Param(str, "weights and activations precision",
-                       choices=("float32", "bfloat16", "float16", "auto")),
+        "dtype": Param(
+            str, "weights and activations precision", choices=("float32", "bfloat16", "float16", "auto")
+        ),
         "batch_size": Param(int, "sequences per forward pass (not in the cache key)", min=1),
         "template": Param(str, "causal LMs: prompt with {document} and {summary}"),
     }

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import torch
-
 from sourcesum.rankers.lm.inputs import Context
 
 
@@ -72,8 +72,13 @@ class CausalState:
 
 
 @torch.inference_mode()
-def run_context(model: Any, ids: Sequence[int], mask: Sequence[int] | None = None,
-                reuse: CausalState | None = None, reuse_length: int = 0) -> CausalState:
+def run_context(
+    model: Any,
+    ids: Sequence[int],
+    mask: Sequence[int] | None = None,
+    reuse: CausalState | None = None,
+    reuse_length: int = 0,
+) -> CausalState:
     """Run ``ids`` (mask ``mask``); with ``reuse``, keep its first ``reuse_length`` positions.
 
     The reused prefix must be identical in ids and mask; only the rest is computed.
@@ -103,8 +108,9 @@ def expand_state(state: CausalState, batch: int, device: str) -> tuple[Any, torc
 
 
 @torch.inference_mode()
-def continuation_nll(model: Any, state: CausalState, continuations: Sequence[Sequence[int]],
-                     batch_size: int) -> np.ndarray:
+def continuation_nll(
+    model: Any, state: CausalState, continuations: Sequence[Sequence[int]], batch_size: int
+) -> np.ndarray:
     """Mean token NLL of each continuation read right after ``state`` (batched, cache reused)."""
     device = model.device
     out = np.empty(len(continuations))
@@ -128,8 +134,9 @@ def continuation_nll(model: Any, state: CausalState, continuations: Sequence[Seq
 
 
 @torch.inference_mode()
-def causal_ablation_nll(model: Any, context: Context, summaries: Sequence[Sequence[int]],
-                        ablation: str, batch_size: int) -> np.ndarray:
+def causal_ablation_nll(
+    model: Any, context: Context, summaries: Sequence[Sequence[int]], ablation: str, batch_size: int
+) -> np.ndarray:
     """``(n_summaries, n_sentences + 1)`` mean NLLs: column 0 with the full document, column
     ``i + 1`` with sentence ``i`` deleted (``ablation="delete"``) or hidden from attention
     (``"mask"``). Each variant reuses the cache of the prefix before sentence ``i``."""
@@ -145,8 +152,9 @@ def causal_ablation_nll(model: Any, context: Context, summaries: Sequence[Sequen
 
 
 @torch.inference_mode()
-def seq2seq_ablation_nll(model: Any, context: Context, summaries: Sequence[Sequence[int]],
-                         ablation: str, batch_size: int) -> np.ndarray:
+def seq2seq_ablation_nll(
+    model: Any, context: Context, summaries: Sequence[Sequence[int]], ablation: str, batch_size: int
+) -> np.ndarray:
     """Seq2seq version of :func:`causal_ablation_nll`: encoder input = document variant,
     decoder target = summary. The encoder runs once per variant for all summaries."""
     n = len(context.segments)
@@ -155,7 +163,9 @@ def seq2seq_ablation_nll(model: Any, context: Context, summaries: Sequence[Seque
             (context.ids(drop=i), [1] * len(context.ids(drop=i))) for i in range(n)
         ]
     else:
-        variants = [(context.ids(), context.mask())] + [(context.ids(), context.mask(hide=i)) for i in range(n)]
+        variants = [(context.ids(), context.mask())] + [
+            (context.ids(), context.mask(hide=i)) for i in range(n)
+        ]
     device = model.device
     result = np.empty((len(summaries), n + 1))
     done = 0
@@ -172,8 +182,9 @@ def seq2seq_ablation_nll(model: Any, context: Context, summaries: Sequence[Seque
 
 
 @torch.inference_mode()
-def naive_nll(model: Any, seq2seq: bool, context_ids: Sequence[int], context_mask: Sequence[int],
-              summary: Sequence[int]) -> float:
+def naive_nll(
+    model: Any, seq2seq: bool, context_ids: Sequence[int], context_mask: Sequence[int], summary: Sequence[int]
+) -> float:
     """Reference: one unbatched, uncached forward pass over context + summary (the paper's way)."""
     device = model.device
     if seq2seq:

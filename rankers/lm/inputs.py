@@ -10,9 +10,10 @@ so "the document without sentence i" is exactly the concatenation without segmen
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from sourcesum.errors import SourceSumError
 
@@ -53,9 +54,7 @@ class Context:
 def split_template(template: str) -> tuple[str, str]:
     """``(head, middle)`` of a causal template, which must end with ``{summary}``."""
     if template.count("{document}") != 1 or not template.endswith("{summary}"):
-        raise SourceSumError(
-            f"template {template!r} must contain {{document}} once and end with {{summary}}"
-        )
+        raise SourceSumError(f"template {template!r} must contain {{document}} once and end with {{summary}}")
     head, rest = template.split("{document}")
     return head, rest[: -len("{summary}")]
 

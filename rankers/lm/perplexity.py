@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
-
 from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
-from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, seq2seq_context, seq2seq_summary
+from sourcesum.rankers.lm.inputs import (
+    DEFAULT_TEMPLATE,
+    causal_context,
+    causal_summary,
+    seq2seq_context,
+    seq2seq_summary,
+)
 from sourcesum.rankers.lm.models import DEFAULT_LM
 
 ABLATIONS = ("delete", "mask")
@@ -33,13 +38,22 @@ class PerplexityGainRanker(LMRanker):
 
     param_specs = {
         **LMRanker.param_specs,
-        "ablation": Param(str, "delete the sentence, or mask it from attention (the paper's)", choices=ABLATIONS),
+        "ablation": Param(
+            str, "delete the sentence, or mask it from attention (the paper's)", choices=ABLATIONS
+        ),
         "gain": Param(str, "loss difference, or perplexity difference (the paper's)", choices=GAINS),
     }
 
-    def __init__(self, model: str = DEFAULT_LM, ablation: str = "delete", gain: str = "loss",
-                 template: str = DEFAULT_TEMPLATE, device: str = "auto", dtype: str = "float32",
-                 batch_size: int = 8):
+    def __init__(
+        self,
+        model: str = DEFAULT_LM,
+        ablation: str = "delete",
+        gain: str = "loss",
+        template: str = DEFAULT_TEMPLATE,
+        device: str = "auto",
+        dtype: str = "float32",
+        batch_size: int = 8,
+    ):
         if ablation not in ABLATIONS or gain not in GAINS:
             raise ValueError(f"ablation must be in {ABLATIONS} and gain in {GAINS}")
         self.ablation, self.gain, self.template = ablation, gain, template

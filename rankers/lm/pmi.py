@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sourcesum.data import Pair
-from sourcesum.params import Param
 from sourcesum.errors import SourceSumError
+from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
 from sourcesum.rankers.lm.inputs import causal_summary, start_tokens
@@ -36,11 +37,19 @@ class PMIRanker(LMRanker):
 
     param_specs = {
         **LMRanker.param_specs,
-        "direction": Param(str, "log P(sentence|summary) - log P(sentence), or the reverse", choices=DIRECTIONS),
+        "direction": Param(
+            str, "log P(sentence|summary) - log P(sentence), or the reverse", choices=DIRECTIONS
+        ),
     }
 
-    def __init__(self, model: str = DEFAULT_LM, direction: str = "sentence|summary",
-                 device: str = "auto", dtype: str = "float32", batch_size: int = 16):
+    def __init__(
+        self,
+        model: str = DEFAULT_LM,
+        direction: str = "sentence|summary",
+        device: str = "auto",
+        dtype: str = "float32",
+        batch_size: int = 16,
+    ):
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}")
         self.direction = direction
@@ -75,7 +84,7 @@ class PMIRanker(LMRanker):
             for summary in summaries:
                 state = run_context(lm.model, start + summary)
                 conditional = continuation_nll(lm.model, state, sentences, self.batch_size)
-                out.append([float(b - c) for b, c in zip(base, conditional)])
+                out.append([float(b - c) for b, c in zip(base, conditional, strict=False)])
             return out
         base = self._unconditional_nll(summaries)
         table = []
