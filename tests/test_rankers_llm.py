@@ -294,7 +294,7 @@ def test_cli_run_prints_the_report(tiny_judge, scores_dir, capsys):
     ]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "note: llm_judge(chat=False, model=tiny-judge) on xsum_pegasus: " in out and "unrated=" not in out
+    assert "note: llm_judge(chat=False, model=tiny-judge) in this run: " in out and "unrated=" not in out
     sentences = int(out.split("sentences=")[1].split(",")[0])
     assert sentences == sum(
         p.n_sentences for p in __import__("sourcesum.data").data.load_split("xsum_pegasus")
