@@ -27,6 +27,7 @@ BUILTIN_RANKERS = {
     "fusion": "sourcesum.rankers.fusion:FusionRanker",
     "learned": "sourcesum.rankers.learned:LearnedRanker",
     "llm_judge": "sourcesum.rankers.llm.ranker:LLMJudgeRanker",
+    "attribution": "sourcesum.rankers.lm.attribution:AttributionRanker",
 }
 """Built-in rankers, ``name -> "module:Class"``; add a line here for each new built-in."""
 

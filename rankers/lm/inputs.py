@@ -70,15 +70,24 @@ def start_tokens(tokenizer: Any) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _segments(tokenizer: Any, sentences: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
-    return tuple(_plain(tokenizer, (" " if i else "") + s) for i, s in enumerate(sentences))
+def _segments(tokenizer: Any, sentences: tuple[str, ...], space_first: bool = False) -> tuple[tuple[int, ...], ...]:
+    return tuple(_plain(tokenizer, (" " if i or space_first else "") + s) for i, s in enumerate(sentences))
 
 
-def causal_context(tokenizer: Any, sentences: Sequence[str], template: str) -> Context:
+def causal_context(tokenizer: Any, sentences: Sequence[str], template: str,
+                   space_every_sentence: bool = False) -> Context:
+    """The causal context of ``template``'s head, the sentences and its middle.
+
+    ``space_every_sentence`` tokenizes the first sentence with a leading space too, as a
+    tokenizer would read ``"Document: The..."``; the head's one trailing space, if any, is then
+    dropped (the first sentence carries it), so no sentence starts with a lone space token.
+    """
     head, middle = split_template(template)
+    if space_every_sentence and head.endswith(" "):
+        head = head[:-1]
     return Context(
         head=start_tokens(tokenizer) + _plain(tokenizer, head),
-        segments=_segments(tokenizer, tuple(sentences)),
+        segments=_segments(tokenizer, tuple(sentences), space_every_sentence),
         middle=_plain(tokenizer, middle),
     )
 
