@@ -101,14 +101,14 @@ def test_saliency_equals_finite_differences(tiny_models, kind):
     lm, context, summary, embeddings = _setup(ranker, pair)
     positions = range(len(context.head), len(context.ids()))  # sentences + the template's middle
     expected = _finite_difference_gradient(lm, len(context.ids()), summary, embeddings, positions)
-    _, chunks = ranker.attribute([pair])
-    gradient = chunks[0][0]
+    _, attributions = ranker.attribute([pair])
+    gradient = attributions[0]
     scale = float(expected.abs().max())
     assert scale > 1e-6  # a real signal, not zeros on both sides
     assert torch.allclose(gradient[list(positions)], expected[list(positions)], rtol=1e-4, atol=1e-6 * scale)
     # input x gradient is the same gradient times the embeddings
-    _, chunks = _ranker(kind, method="input_x_gradient").attribute([pair])
-    assert torch.allclose(chunks[0][0], gradient * embeddings[0], rtol=1e-6, atol=1e-9 * scale)
+    _, attributions = _ranker(kind, method="input_x_gradient").attribute([pair])
+    assert torch.allclose(attributions[0], gradient * embeddings[0, : len(gradient)], rtol=1e-6, atol=1e-9 * scale)
     # sentence scores: sum / mean / max over the sentence's tokens of the L2 / L1 norms
     for token_norm, p in (("l2", 2), ("l1", 1)):
         norms = expected.norm(p=p, dim=-1)
@@ -137,8 +137,8 @@ def test_integrated_gradients_completeness(tiny_models, kind, baseline):
                     - _reference(lm.model, lm.seq2seq, len(context.ids()), summary, reference_baseline))
     errors = []
     for steps in (4, 16, 64):
-        _, chunks = _ranker(kind, method="integrated_gradients", steps=steps, baseline=baseline).attribute([pair])
-        attributions = chunks[0][0]
+        _, batch = _ranker(kind, method="integrated_gradients", steps=steps, baseline=baseline).attribute([pair])
+        attributions = batch[0]
         outside = torch.cat([attributions[:first], attributions[last:]])
         assert float(outside.abs().max()) == 0.0  # the baseline differs from x on the sentences only
         errors.append(abs(float(attributions.sum()) - gap))
@@ -146,6 +146,40 @@ def test_integrated_gradients_completeness(tiny_models, kind, baseline):
     assert errors[0] > errors[1] > errors[2]
     assert errors[2] < 1e-3 * abs(gap)
     assert errors[0] / errors[1] > 8  # midpoint rule: error ~ 1/steps^2 (16x in theory)
+
+
+@pytest.mark.parametrize("kind", EXACT)
+@pytest.mark.parametrize("method", ["saliency", "input_x_gradient", "integrated_gradients"])
+def test_attributions_equal_captums_on_single_pairs(tiny_models, kind, method):
+    """Captum's Saliency / InputXGradient / IntegratedGradients (midpoint rule) on the plain
+    per-pair loss give the attributions the shared-document engine computes for several pairs."""
+    from captum.attr import InputXGradient, IntegratedGradients, Saliency
+
+    pairs = _pairs()
+    params = {"method": method, **({"steps": 8} if method == "integrated_gradients" else {})}
+    _, ours = _ranker(kind, batch_size=2, **params).attribute(pairs)  # three summaries, two per pass
+    for pair, attributions in zip(pairs, ours):
+        lm, context, summary, embeddings = _setup(_ranker(kind), pair)
+        n = len(context.ids())
+        head, tail = embeddings[:, :n].clone().requires_grad_(True), embeddings[:, n:]
+
+        def loss(context_embeddings, summary=summary, tail=tail):
+            rows = len(context_embeddings)
+            full = context_embeddings if lm.seq2seq else torch.cat([context_embeddings, tail.expand(rows, -1, -1)], 1)
+            return _reference(lm.model, lm.seq2seq, n, summary, full)
+
+        if method == "saliency":
+            theirs = Saliency(loss).attribute(head, abs=False)
+        elif method == "input_x_gradient":
+            theirs = InputXGradient(loss).attribute(head)
+        else:
+            baseline = head.detach().clone()
+            baseline[:, context.starts[0] : context.starts[-1] + len(context.segments[-1])] = 0
+            theirs = IntegratedGradients(loss).attribute(head, baselines=baseline, n_steps=8, method="riemann_middle")
+        theirs = theirs.detach()[0]
+        scale = float(theirs.abs().max())
+        assert scale > 0
+        assert torch.allclose(attributions, theirs, rtol=1e-4, atol=1e-6 * scale)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -75,8 +75,9 @@ def _segments(tokenizer: Any, sentences: tuple[str, ...], space_first: bool = Fa
 
 
 def causal_context(tokenizer: Any, sentences: Sequence[str], template: str,
-                   space_every_sentence: bool = False) -> Context:
-    """The causal context of ``template``'s head, the sentences and its middle.
+                   space_every_sentence: bool = False, start_token: bool = True) -> Context:
+    """The causal context: :func:`start_tokens` (unless ``start_token=False``), ``template``'s
+    head, the sentences and its middle.
 
     ``space_every_sentence`` tokenizes the first sentence with a leading space too, as a
     tokenizer would read ``"Document: The..."``; the head's one trailing space, if any, is then
@@ -86,7 +87,7 @@ def causal_context(tokenizer: Any, sentences: Sequence[str], template: str,
     if space_every_sentence and head.endswith(" "):
         head = head[:-1]
     return Context(
-        head=start_tokens(tokenizer) + _plain(tokenizer, head),
+        head=(start_tokens(tokenizer) if start_token else ()) + _plain(tokenizer, head),
         segments=_segments(tokenizer, tuple(sentences), space_every_sentence),
         middle=_plain(tokenizer, middle),
     )
