@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from helpers import make_pair, tiny_bart, tiny_gpt2, tiny_llama, tiny_tokenizer
-from sourcesum.errors import SourceSumError
+from sourcesum.errors import ParameterError, SourceSumError
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm.attribution import AttributionRanker
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context
@@ -212,14 +212,14 @@ def test_every_sentence_is_tokenized_with_a_leading_space(tiny_models):
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"method": "lime"}, "method must be one of"),
-    ({"aggregate": "median"}, "aggregate must be one of"),
-    ({"token_norm": "linf"}, "token_norm must be one of"),
+    ({"method": "lime"}, r"attribution.method=lime: expected one of saliency, input_x_gradient"),
+    ({"aggregate": "median"}, r"attribution.aggregate=median: expected one of sum, mean, max"),
+    ({"token_norm": "linf"}, r"attribution.token_norm=linf: expected one of l2, l1"),
     ({"steps": 64}, "apply to method=integrated_gradients only"),
-    ({"method": "integrated_gradients", "steps": 1}, "steps must be at least 2"),
+    ({"method": "integrated_gradients", "steps": 1}, r"attribution.steps=1: expected an integer >= 2"),
 ])
 def test_bad_parameters_are_clear_errors(params, message):
-    with pytest.raises(SourceSumError, match=message):
+    with pytest.raises(ParameterError, match=message):
         create_ranker("attribution", **params)
 
 

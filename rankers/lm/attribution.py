@@ -38,6 +38,7 @@ import torch
 
 from sourcesum.data import Pair
 from sourcesum.errors import SourceSumError
+from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
 from sourcesum.rankers.lm.engine import _token_nll, cache_arguments, pad_batch, returned_cache
@@ -183,11 +184,6 @@ def sentence_scores(attributions: torch.Tensor, context: Context, token_norm: st
     return torch.stack(columns, dim=1).cpu().numpy()
 
 
-def _check_choice(name: str, value: Any, choices: Sequence[Any]) -> None:
-    if value not in choices:
-        raise SourceSumError(f"attribution: {name} must be one of {list(choices)}, got {value!r}")
-
-
 @register
 class AttributionRanker(LMRanker):
     """Gradient attribution of the summary's loss to each sentence's input embeddings.
@@ -195,8 +191,8 @@ class AttributionRanker(LMRanker):
     See the module docstring for the formulas. Causal models read ``template`` with no start
     token and every sentence tokenized with a leading space (``Document:`` + `` s1`` + ... +
     ``\\n\\nSummary:`` + `` summary``; with SmolLM2, prepending its BOS ``<|im_start|>`` changed
-    MAP on the first 8 XSum-PEGASUS pairs from .8915 to .8665); seq2seq models read the document in the encoder and the summary as decoder
-    target. The pairs of one document share its forward pass, and ``batch_size`` summaries are
+    MAP on the first 8 XSum-PEGASUS pairs from .8915 to .8665); seq2seq models read the
+    document in the encoder and the summary as decoder target. The pairs of one document share its forward pass, and ``batch_size`` summaries are
     read per pass (right-padded, attention masks); ``steps`` and ``baseline`` apply to
     ``integrated_gradients`` only.
     """
@@ -204,18 +200,22 @@ class AttributionRanker(LMRanker):
     name = "attribution"
     version = "1"
 
+    param_specs = {
+        **LMRanker.param_specs,
+        "method": Param(str, "attribution method", choices=METHODS),
+        "aggregate": Param(str, "token scores to a sentence score", choices=AGGREGATES),
+        "token_norm": Param(str, "attribution vector to a token score", choices=TOKEN_NORMS),
+        "steps": Param(int, "integrated_gradients: midpoint-rule points", min=2),
+        "baseline": Param(str, "integrated_gradients: what replaces the sentences' embeddings",
+                          choices=BASELINES),
+    }
+
     def __init__(self, model: str = DEFAULT_LM, method: str = "saliency", aggregate: str = "sum",
                  token_norm: str = "l2", steps: int = DEFAULT_STEPS, baseline: str = "zero",
                  template: str = DEFAULT_TEMPLATE, device: str = "auto", dtype: str = "float32",
                  batch_size: int = 4):
-        _check_choice("method", method, METHODS)
-        _check_choice("aggregate", aggregate, AGGREGATES)
-        _check_choice("token_norm", token_norm, TOKEN_NORMS)
-        _check_choice("baseline", baseline, BASELINES)
-        if int(steps) < 2:
-            raise SourceSumError(f"attribution: steps must be at least 2, got {steps!r}")
         if method != "integrated_gradients" and (steps != DEFAULT_STEPS or baseline != "zero"):
-            raise SourceSumError("attribution: steps and baseline apply to method=integrated_gradients only")
+            raise ValueError("steps and baseline apply to method=integrated_gradients only")
         self.method, self.aggregate, self.token_norm = method, aggregate, token_norm
         self.steps, self.baseline, self.template = int(steps), baseline, template
         self._set_model_options(model, device, dtype, batch_size)
