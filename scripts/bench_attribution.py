@@ -16,12 +16,12 @@ float32 (reduced precision is acceptable only where it stays >= 0.99).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
 import torch
 from scipy.stats import spearmanr
-
 from sourcesum.data import companion_pairs, load_split
 from sourcesum.rankers import create_ranker
 
@@ -46,17 +46,24 @@ def reference_scores(ranker, pair) -> list[float]:
         model.requires_grad_(False)
         model.zero_grad(set_to_none=True)
     norms = embeddings.grad[0].norm(dim=-1)
-    return [float(norms[s : s + len(seg)].sum()) for s, seg in zip(context.starts, context.segments)]
+    return [
+        float(norms[s : s + len(seg)].sum()) for s, seg in zip(context.starts, context.segments, strict=True)
+    ]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--split", default="xsum_pegasus")
-    parser.add_argument("--docs", type=int, default=3, help="documents (with the other split's pairs on them)")
+    parser.add_argument(
+        "--docs", type=int, default=3, help="documents (with the other split's pairs on them)"
+    )
     parser.add_argument("--model", default=None)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--dtype", default=None, help="also score in this dtype and compare with float32")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # show each timing as it lands
 
     split = load_split(args.split)
     keys = list(dict.fromkeys(p.document_key for p in split))[: args.docs]
@@ -65,8 +72,10 @@ def main() -> None:
     model = {"model": args.model} if args.model else {}
     ranker = create_ranker("attribution", device="cpu", batch_size=args.batch_size, **model)
     ranker.lm()  # load outside the timings
-    print(f"{len(pairs)} pairs on {len(keys)} documents of {args.split} (with the other split's pairs), "
-          f"{torch.get_num_threads()} threads")
+    print(
+        f"{len(pairs)} pairs on {len(keys)} documents of {args.split} (with the other split's pairs), "
+        f"{torch.get_num_threads()} threads"
+    )
 
     start = time.perf_counter()
     reference = [reference_scores(ranker, p) for p in pairs]
@@ -77,24 +86,35 @@ def main() -> None:
     ranker.fit(pairs)
     scores = ranker.score_batch(pairs)
     fast = time.perf_counter() - start
-    print(f"ranker (batch_size={args.batch_size}): {fast:.1f} s, {len(pairs) / fast:.3f} pairs/s, "
-          f"{naive / fast:.2f}x")
-    diff = max(float(np.max(np.abs(np.subtract(a, b)) / np.max(np.abs(b)))) for a, b in zip(scores, reference))
-    rho = min(spearmanr(a, b)[0] for a, b in zip(scores, reference))
-    print(f"agreement: max |ranker - reference| / max|reference| per pair = {diff:.2e}, "
-          f"min per-pair Spearman = {rho:.6f}")
+    print(
+        f"ranker (batch_size={args.batch_size}): {fast:.1f} s, {len(pairs) / fast:.3f} pairs/s, "
+        f"{naive / fast:.2f}x"
+    )
+    diff = max(
+        float(np.max(np.abs(np.subtract(a, b)) / np.max(np.abs(b))))
+        for a, b in zip(scores, reference, strict=True)
+    )
+    rho = min(spearmanr(a, b)[0] for a, b in zip(scores, reference, strict=True))
+    print(
+        f"agreement: max |ranker - reference| / max|reference| per pair = {diff:.2e}, "
+        f"min per-pair Spearman = {rho:.6f}"
+    )
 
     if args.dtype:
-        reduced = create_ranker("attribution", device="cpu", batch_size=args.batch_size, dtype=args.dtype, **model)
+        reduced = create_ranker(
+            "attribution", device="cpu", batch_size=args.batch_size, dtype=args.dtype, **model
+        )
         reduced.lm()
         start = time.perf_counter()
         reduced.fit(pairs)
         low = reduced.score_batch(pairs)
         took = time.perf_counter() - start
-        rhos = [spearmanr(a, b)[0] for a, b in zip(low, scores)]
-        print(f"{args.dtype}: {took:.1f} s, {len(pairs) / took:.3f} pairs/s ({fast / took:.2f}x float32); "
-              f"per-pair Spearman vs float32: min {min(rhos):.4f}, mean {np.mean(rhos):.4f}, "
-              f"{sum(r >= 0.99 for r in rhos)}/{len(rhos)} >= 0.99")
+        rhos = [spearmanr(a, b)[0] for a, b in zip(low, scores, strict=True)]
+        print(
+            f"{args.dtype}: {took:.1f} s, {len(pairs) / took:.3f} pairs/s ({fast / took:.2f}x float32); "
+            f"per-pair Spearman vs float32: min {min(rhos):.4f}, mean {np.mean(rhos):.4f}, "
+            f"{sum(r >= 0.99 for r in rhos)}/{len(rhos)} >= 0.99"
+        )
 
 
 if __name__ == "__main__":

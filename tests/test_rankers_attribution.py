@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from helpers import make_pair, tiny_bart, tiny_gpt2, tiny_llama, tiny_tokenizer
 from sourcesum.errors import ParameterError, SourceSumError
 from sourcesum.rankers import create_ranker
@@ -23,7 +22,11 @@ DOC = [
     "It rained all week.",
     "The bridge will cost forty million dollars.",
 ]
-SUMMARIES = ["A new bridge costing forty million dollars was approved.", "Rain.", "The council approved a bridge."]
+SUMMARIES = [
+    "A new bridge costing forty million dollars was approved.",
+    "Rain.",
+    "The council approved a bridge.",
+]
 EXACT = ("gpt2", "bart")  # computed wholly in float64
 KINDS = ("llama", "gpt2", "bart")
 
@@ -50,7 +53,9 @@ def _pairs():
     return [make_pair(DOC, s, pair_id=f"doc__{i}") for i, s in enumerate(SUMMARIES)]
 
 
-def _reference(model, seq2seq: bool, n_context: int, summary: list[int], embeddings: torch.Tensor) -> torch.Tensor:
+def _reference(
+    model, seq2seq: bool, n_context: int, summary: list[int], embeddings: torch.Tensor
+) -> torch.Tensor:
     """Summed summary NLL per row of ``embeddings``, straight through ``inputs_embeds``, in the
     model's dtype: independent of the ranker's embedding hook, padding and Captum."""
     rows = len(embeddings)
@@ -87,8 +92,10 @@ def _finite_difference_gradient(lm, n_context, summary, embeddings, positions, e
             for row, (p, d) in enumerate(chunk):
                 plus[row, p, d] += eps
                 minus[row, p, d] -= eps
-            diff = (_reference(lm.model, lm.seq2seq, n_context, summary, plus)
-                    - _reference(lm.model, lm.seq2seq, n_context, summary, minus)) / (2 * eps)
+            diff = (
+                _reference(lm.model, lm.seq2seq, n_context, summary, plus)
+                - _reference(lm.model, lm.seq2seq, n_context, summary, minus)
+            ) / (2 * eps)
             for row, (p, d) in enumerate(chunk):
                 grad[p, d] = diff[row]
     return grad
@@ -108,13 +115,18 @@ def test_saliency_equals_finite_differences(tiny_models, kind):
     assert torch.allclose(gradient[list(positions)], expected[list(positions)], rtol=1e-4, atol=1e-6 * scale)
     # input x gradient is the same gradient times the embeddings
     _, attributions = _ranker(kind, method="input_x_gradient").attribute([pair])
-    assert torch.allclose(attributions[0], gradient * embeddings[0, : len(gradient)], rtol=1e-6, atol=1e-9 * scale)
+    assert torch.allclose(
+        attributions[0], gradient * embeddings[0, : len(gradient)], rtol=1e-6, atol=1e-9 * scale
+    )
     # sentence scores: sum / mean / max over the sentence's tokens of the L2 / L1 norms
     for token_norm, p in (("l2", 2), ("l1", 1)):
         norms = expected.norm(p=p, dim=-1)
         for aggregate in ("sum", "mean", "max"):
             scores = _ranker(kind, token_norm=token_norm, aggregate=aggregate).score(pair)
-            want = [float(getattr(norms[s : s + len(seg)], aggregate)()) for s, seg in zip(context.starts, context.segments)]
+            want = [
+                float(getattr(norms[s : s + len(seg)], aggregate)())
+                for s, seg in zip(context.starts, context.segments, strict=True)
+            ]
             assert scores == pytest.approx(want, rel=1e-4)
 
 
@@ -129,15 +141,21 @@ def test_integrated_gradients_completeness(tiny_models, kind, baseline):
     if baseline == "zero":
         reference_baseline[:, first:last] = 0
     else:
-        module = lm.model.get_encoder().get_input_embeddings() if lm.seq2seq else lm.model.get_input_embeddings()
+        module = (
+            lm.model.get_encoder().get_input_embeddings() if lm.seq2seq else lm.model.get_input_embeddings()
+        )
         with torch.no_grad():
             reference_baseline[:, first:last] = module(torch.tensor([[lm.tokenizer.pad_token_id]]))[0, 0]
     with torch.no_grad():
-        gap = float(_reference(lm.model, lm.seq2seq, len(context.ids()), summary, embeddings)
-                    - _reference(lm.model, lm.seq2seq, len(context.ids()), summary, reference_baseline))
+        gap = float(
+            _reference(lm.model, lm.seq2seq, len(context.ids()), summary, embeddings)
+            - _reference(lm.model, lm.seq2seq, len(context.ids()), summary, reference_baseline)
+        )
     errors = []
     for steps in (4, 16, 64):
-        _, batch = _ranker(kind, method="integrated_gradients", steps=steps, baseline=baseline).attribute([pair])
+        _, batch = _ranker(kind, method="integrated_gradients", steps=steps, baseline=baseline).attribute(
+            [pair]
+        )
         attributions = batch[0]
         outside = torch.cat([attributions[:first], attributions[last:]])
         assert float(outside.abs().max()) == 0.0  # the baseline differs from x on the sentences only
@@ -158,14 +176,18 @@ def test_attributions_equal_captums_on_single_pairs(tiny_models, kind, method):
     pairs = _pairs()
     params = {"method": method, **({"steps": 8} if method == "integrated_gradients" else {})}
     _, ours = _ranker(kind, batch_size=2, **params).attribute(pairs)  # three summaries, two per pass
-    for pair, attributions in zip(pairs, ours):
+    for pair, attributions in zip(pairs, ours, strict=True):
         lm, context, summary, embeddings = _setup(_ranker(kind), pair)
         n = len(context.ids())
         head, tail = embeddings[:, :n].clone().requires_grad_(True), embeddings[:, n:]
 
-        def loss(context_embeddings, summary=summary, tail=tail):
+        def loss(context_embeddings, lm=lm, n=n, summary=summary, tail=tail):
             rows = len(context_embeddings)
-            full = context_embeddings if lm.seq2seq else torch.cat([context_embeddings, tail.expand(rows, -1, -1)], 1)
+            full = (
+                context_embeddings
+                if lm.seq2seq
+                else torch.cat([context_embeddings, tail.expand(rows, -1, -1)], 1)
+            )
             return _reference(lm.model, lm.seq2seq, n, summary, full)
 
         if method == "saliency":
@@ -175,7 +197,9 @@ def test_attributions_equal_captums_on_single_pairs(tiny_models, kind, method):
         else:
             baseline = head.detach().clone()
             baseline[:, context.starts[0] : context.starts[-1] + len(context.segments[-1])] = 0
-            theirs = IntegratedGradients(loss).attribute(head, baselines=baseline, n_steps=8, method="riemann_middle")
+            theirs = IntegratedGradients(loss).attribute(
+                head, baselines=baseline, n_steps=8, method="riemann_middle"
+            )
         theirs = theirs.detach()[0]
         scale = float(theirs.abs().max())
         assert scale > 0
@@ -189,7 +213,7 @@ def test_batched_equals_unbatched(tiny_models, kind, method):
     params = {"method": method, **({"steps": 8} if method == "integrated_gradients" else {})}
     batched = _ranker(kind, torch.float32, batch_size=3, **params).score_batch(pairs)
     single = [_ranker(kind, torch.float32, batch_size=1, **params).score(p) for p in pairs]
-    for row, alone in zip(batched, single):
+    for row, alone in zip(batched, single, strict=True):
         assert len(row) == len(DOC) and all(v > 0 for v in row)
         assert row == pytest.approx(alone, rel=1e-4, abs=1e-7)
     assert not np.allclose(batched[0], batched[1])  # the summary matters
@@ -208,16 +232,22 @@ def test_every_sentence_is_tokenized_with_a_leading_space(tiny_models):
     context = causal_context(tokenizer, DOC, DEFAULT_TEMPLATE, space_every_sentence=True)
     plain = causal_context(tokenizer, DOC, DEFAULT_TEMPLATE)
     assert context.segments == plain.segments  # WordPiece ignores spaces: same tokens either way
-    assert tokenizer.decode(context.ids(), skip_special_tokens=True) == "document : " + " ".join(DOC).lower() + " summary :"
+    assert (
+        tokenizer.decode(context.ids(), skip_special_tokens=True)
+        == "document : " + " ".join(DOC).lower() + " summary :"
+    )
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"method": "lime"}, r"attribution.method=lime: expected one of saliency, input_x_gradient"),
-    ({"aggregate": "median"}, r"attribution.aggregate=median: expected one of sum, mean, max"),
-    ({"token_norm": "linf"}, r"attribution.token_norm=linf: expected one of l2, l1"),
-    ({"steps": 64}, "apply to method=integrated_gradients only"),
-    ({"method": "integrated_gradients", "steps": 1}, r"attribution.steps=1: expected an integer >= 2"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"method": "lime"}, r"attribution.method=lime: expected one of saliency, input_x_gradient"),
+        ({"aggregate": "median"}, r"attribution.aggregate=median: expected one of sum, mean, max"),
+        ({"token_norm": "linf"}, r"attribution.token_norm=linf: expected one of l2, l1"),
+        ({"steps": 64}, "apply to method=integrated_gradients only"),
+        ({"method": "integrated_gradients", "steps": 1}, r"attribution.steps=1: expected an integer >= 2"),
+    ],
+)
 def test_bad_parameters_are_clear_errors(params, message):
     with pytest.raises(ParameterError, match=message):
         create_ranker("attribution", **params)

@@ -30,20 +30,26 @@ against Captum's on single pairs, against finite differences, and the completene
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import torch
-
 from sourcesum.data import Pair
 from sourcesum.errors import SourceSumError
 from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
 from sourcesum.rankers.lm.engine import _token_nll, cache_arguments, pad_batch, returned_cache
-from sourcesum.rankers.lm.inputs import (DEFAULT_TEMPLATE, Context, causal_context, causal_summary,
-                                         seq2seq_context, seq2seq_summary)
+from sourcesum.rankers.lm.inputs import (
+    DEFAULT_TEMPLATE,
+    Context,
+    causal_context,
+    causal_summary,
+    seq2seq_context,
+    seq2seq_summary,
+)
 from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM
 
 METHODS = ("saliency", "input_x_gradient", "integrated_gradients")
@@ -61,7 +67,9 @@ def substituted_embeddings(module: torch.nn.Module, embeddings: torch.Tensor) ->
     def hook(_module: Any, _inputs: Any, output: torch.Tensor) -> torch.Tensor:
         calls.append(output.shape)
         if output.shape != embeddings.shape:
-            raise SourceSumError(f"embedding output {tuple(output.shape)} != substituted {tuple(embeddings.shape)}")
+            raise SourceSumError(
+                f"embedding output {tuple(output.shape)} != substituted {tuple(embeddings.shape)}"
+            )
         return embeddings
 
     handle = module.register_forward_hook(hook)
@@ -70,7 +78,9 @@ def substituted_embeddings(module: torch.nn.Module, embeddings: torch.Tensor) ->
     finally:
         handle.remove()
     if len(calls) != 1:
-        raise SourceSumError(f"the input embedding module ran {len(calls)} times in one forward pass, not once")
+        raise SourceSumError(
+            f"the input embedding module ran {len(calls)} times in one forward pass, not once"
+        )
 
 
 def embedding_module(lm: LoadedLM) -> torch.nn.Module:
@@ -100,10 +110,11 @@ def _last_logits_only(model: Any) -> dict[str, Any]:
     return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
 
 
-def summary_gradients(lm: LoadedLM, context: Context, summaries: Sequence[Sequence[int]],
-                      point: torch.Tensor, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(df_k/dE at E = point, f_k(point))`` for each summary ``k``: shapes ``(K, tokens, dim)``
-    and ``(K,)``, ``f_k`` = summed token NLL of summary ``k`` after the context ``point``.
+def summary_gradients(
+    lm: LoadedLM, context: Context, summaries: Sequence[Sequence[int]], point: torch.Tensor, batch_size: int
+) -> torch.Tensor:
+    """``(K, tokens, dim)``: ``df_k/dE`` at ``E = point`` for each summary ``k``, ``f_k`` = the
+    summed token NLL of summary ``k`` read after the context whose embeddings are ``point``.
 
     One forward pass over the context (batch 1); summaries in batches of ``batch_size`` read its
     expanded cache (causal) or encoder states (seq2seq); one backward pass per summary.
@@ -111,7 +122,7 @@ def summary_gradients(lm: LoadedLM, context: Context, summaries: Sequence[Sequen
     model, device = lm.model, lm.model.device
     embeddings = point.detach().clone().requires_grad_(True)
     ids = torch.tensor([context.ids()], device=device)
-    gradients, losses = [], []
+    gradients = []
     with torch.enable_grad():
         with substituted_embeddings(embedding_module(lm), embeddings):
             if lm.seq2seq:
@@ -126,20 +137,23 @@ def summary_gradients(lm: LoadedLM, context: Context, summaries: Sequence[Sequen
                 from transformers.modeling_outputs import BaseModelOutput
 
                 states = BaseModelOutput(last_hidden_state=encoded.last_hidden_state.expand(batch, -1, -1))
-                logits = model(encoder_outputs=states, attention_mask=torch.ones_like(ids).expand(batch, -1),
-                               labels=targets.masked_fill(target_mask == 0, -100)).logits
+                logits = model(
+                    encoder_outputs=states,
+                    attention_mask=torch.ones_like(ids).expand(batch, -1),
+                    labels=targets.masked_fill(target_mask == 0, -100),
+                ).logits
             else:
                 cache = _expanded_cache(model, returned_cache(out), batch)
                 mask = torch.cat([torch.ones_like(ids).expand(batch, -1), target_mask], dim=1)
-                following = model(input_ids=targets, attention_mask=mask, use_cache=True,
-                                  **cache_arguments(model, cache)).logits
+                following = model(
+                    input_ids=targets, attention_mask=mask, use_cache=True, **cache_arguments(model, cache)
+                ).logits
                 first = out.logits[:, -1:].expand(batch, -1, -1)
                 logits = torch.cat([first, following[:, :-1]], dim=1)
             loss = (_token_nll(logits, targets) * target_mask).sum(dim=1)
             for row in range(batch):
                 gradients.append(torch.autograd.grad(loss[row], embeddings, retain_graph=True)[0][0])
-            losses.append(loss.detach())
-    return torch.stack(gradients), torch.cat(losses)
+    return torch.stack(gradients)
 
 
 def sentence_baseline(lm: LoadedLM, context: Context, embeddings: torch.Tensor, kind: str) -> torch.Tensor:
@@ -158,27 +172,39 @@ def sentence_baseline(lm: LoadedLM, context: Context, embeddings: torch.Tensor, 
     return baseline
 
 
-def token_attributions(lm: LoadedLM, context: Context, summaries: Sequence[Sequence[int]], method: str,
-                       batch_size: int, steps: int = DEFAULT_STEPS, baseline: str = "zero") -> torch.Tensor:
+def token_attributions(
+    lm: LoadedLM,
+    context: Context,
+    summaries: Sequence[Sequence[int]],
+    method: str,
+    batch_size: int,
+    steps: int = DEFAULT_STEPS,
+    baseline: str = "zero",
+) -> torch.Tensor:
     """``(K, tokens, dim)`` attributions of ``method`` for each summary's loss (module docstring)."""
     embeddings = context_embeddings(lm, context)
     if method in ("saliency", "input_x_gradient"):
-        gradients, _ = summary_gradients(lm, context, summaries, embeddings, batch_size)
+        gradients = summary_gradients(lm, context, summaries, embeddings, batch_size)
         return gradients if method == "saliency" else gradients * embeddings
     reference = sentence_baseline(lm, context, embeddings, baseline)
-    total = torch.zeros((len(summaries), *embeddings.shape[1:]), dtype=embeddings.dtype, device=embeddings.device)
+    total = torch.zeros(
+        (len(summaries), *embeddings.shape[1:]), dtype=embeddings.dtype, device=embeddings.device
+    )
     for k in range(steps):
         alpha = (k + 0.5) / steps
-        gradients, _ = summary_gradients(lm, context, summaries, reference + alpha * (embeddings - reference), batch_size)
-        total += gradients
+        total += summary_gradients(
+            lm, context, summaries, reference + alpha * (embeddings - reference), batch_size
+        )
     return (embeddings - reference) * total / steps
 
 
-def sentence_scores(attributions: torch.Tensor, context: Context, token_norm: str, aggregate: str) -> np.ndarray:
+def sentence_scores(
+    attributions: torch.Tensor, context: Context, token_norm: str, aggregate: str
+) -> np.ndarray:
     """``(K, n_sentences)``: ``aggregate`` over each sentence's tokens of ``||a_t||``."""
     norms = attributions.float().norm(p=2 if token_norm == "l2" else 1, dim=-1)  # (K, T)
     columns = []
-    for start, segment in zip(context.starts, context.segments):
+    for start, segment in zip(context.starts, context.segments, strict=True):
         tokens = norms[:, start : start + len(segment)]
         columns.append(tokens.max(dim=1).values if aggregate == "max" else getattr(tokens, aggregate)(dim=1))
     return torch.stack(columns, dim=1).cpu().numpy()
@@ -192,9 +218,9 @@ class AttributionRanker(LMRanker):
     token and every sentence tokenized with a leading space (``Document:`` + `` s1`` + ... +
     ``\\n\\nSummary:`` + `` summary``; with SmolLM2, prepending its BOS ``<|im_start|>`` changed
     MAP on the first 8 XSum-PEGASUS pairs from .8915 to .8665); seq2seq models read the
-    document in the encoder and the summary as decoder target. The pairs of one document share its forward pass, and ``batch_size`` summaries are
-    read per pass (right-padded, attention masks); ``steps`` and ``baseline`` apply to
-    ``integrated_gradients`` only.
+    document in the encoder and the summary as decoder target. The pairs of one document share
+    its forward pass, and ``batch_size`` summaries are read per pass (right-padded, attention
+    masks); ``steps`` and ``baseline`` apply to ``integrated_gradients`` only.
     """
 
     name = "attribution"
@@ -206,14 +232,27 @@ class AttributionRanker(LMRanker):
         "aggregate": Param(str, "token scores to a sentence score", choices=AGGREGATES),
         "token_norm": Param(str, "attribution vector to a token score", choices=TOKEN_NORMS),
         "steps": Param(int, "integrated_gradients: midpoint-rule points", min=2),
-        "baseline": Param(str, "integrated_gradients: what replaces the sentences' embeddings",
-                          choices=BASELINES),
+        "baseline": Param(
+            str, "integrated_gradients: what replaces the sentences' embeddings", choices=BASELINES
+        ),
+        "batch_size": Param(
+            int, "summaries read per pass after their document's (not in the cache key)", min=1
+        ),
     }
 
-    def __init__(self, model: str = DEFAULT_LM, method: str = "saliency", aggregate: str = "sum",
-                 token_norm: str = "l2", steps: int = DEFAULT_STEPS, baseline: str = "zero",
-                 template: str = DEFAULT_TEMPLATE, device: str = "auto", dtype: str = "float32",
-                 batch_size: int = 4):
+    def __init__(
+        self,
+        model: str = DEFAULT_LM,
+        method: str = "saliency",
+        aggregate: str = "sum",
+        token_norm: str = "l2",
+        steps: int = DEFAULT_STEPS,
+        baseline: str = "zero",
+        template: str = DEFAULT_TEMPLATE,
+        device: str = "auto",
+        dtype: str = "float32",
+        batch_size: int = 4,
+    ):
         if method != "integrated_gradients" and (steps != DEFAULT_STEPS or baseline != "zero"):
             raise ValueError("steps and baseline apply to method=integrated_gradients only")
         self.method, self.aggregate, self.token_norm = method, aggregate, token_norm
@@ -228,7 +267,9 @@ class AttributionRanker(LMRanker):
     def context(self, lm: LoadedLM, sentences: Sequence[str]) -> Context:
         if lm.seq2seq:
             return seq2seq_context(lm.tokenizer, sentences)
-        return causal_context(lm.tokenizer, sentences, self.template, space_every_sentence=True, start_token=False)
+        return causal_context(
+            lm.tokenizer, sentences, self.template, space_every_sentence=True, start_token=False
+        )
 
     def summary_tokens(self, lm: LoadedLM, summary: str) -> tuple[int, ...]:
         return seq2seq_summary(lm.tokenizer, summary) if lm.seq2seq else causal_summary(lm.tokenizer, summary)
@@ -239,10 +280,13 @@ class AttributionRanker(LMRanker):
         context = self.context(lm, pairs[0].sentences)
         summaries = [self.summary_tokens(lm, p.summary) for p in pairs]
         self.check_fits(context, pairs, 0 if lm.seq2seq else max(map(len, summaries)))
-        attributions = token_attributions(lm, context, summaries, self.method, max(1, int(self.batch_size)),
-                                          self.steps, self.baseline)
+        attributions = token_attributions(
+            lm, context, summaries, self.method, max(1, int(self.batch_size)), self.steps, self.baseline
+        )
         return context, attributions
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         context, attributions = self.attribute(pairs)
-        return [row.tolist() for row in sentence_scores(attributions, context, self.token_norm, self.aggregate)]
+        return [
+            row.tolist() for row in sentence_scores(attributions, context, self.token_norm, self.aggregate)
+        ]
