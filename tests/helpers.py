@@ -26,9 +26,8 @@ def make_pair(
 
 def tiny_tokenizer():
     """all-MiniLM-L6-v2's WordPiece tokenizer with [CLS]/[SEP] as BOS/EOS (offline)."""
-    from transformers import AutoTokenizer
-
     from sourcesum.rankers.device import resolve_sentence_model
+    from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_sentence_model("all-MiniLM-L6-v2"))
     tokenizer.bos_token, tokenizer.eos_token = "[CLS]", "[SEP]"
@@ -40,9 +39,15 @@ def tiny_llama(tokenizer, dtype=None, seed: int = 0):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=512)
+    config = LlamaConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+    )
     torch.manual_seed(seed)
     model = LlamaForCausalLM._from_config(config, attn_implementation="sdpa")
     model.apply(model._init_weights)
@@ -54,11 +59,22 @@ def tiny_bart(tokenizer, dtype=None, seed: int = 0):
     import torch
     from transformers import BartConfig, BartForConditionalGeneration
 
-    config = BartConfig(vocab_size=tokenizer.vocab_size, d_model=32, encoder_layers=2, decoder_layers=2,
-                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
-                        decoder_ffn_dim=64, max_position_embeddings=512, scale_embedding=True,
-                        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.cls_token_id,
-                        eos_token_id=tokenizer.sep_token_id, decoder_start_token_id=tokenizer.cls_token_id)
+    config = BartConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=512,
+        scale_embedding=True,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        decoder_start_token_id=tokenizer.cls_token_id,
+    )
     torch.manual_seed(seed)
     model = BartForConditionalGeneration._from_config(config, attn_implementation="sdpa")
     return model.to(dtype or torch.float32).eval()
@@ -70,8 +86,15 @@ def tiny_gpt2(tokenizer, dtype=None, seed: int = 0):
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    config = GPT2Config(vocab_size=tokenizer.vocab_size, n_embd=32, n_layer=2, n_head=4, n_positions=512,
-                        bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id)
+    config = GPT2Config(
+        vocab_size=tokenizer.vocab_size,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_positions=512,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
     torch.manual_seed(seed)
     model = GPT2LMHeadModel._from_config(config, attn_implementation="sdpa")
     return model.to(dtype or torch.float32).eval()

@@ -32,16 +32,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 from sourcesum.data import Pair
 from sourcesum.errors import SourceSumError
 from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
-from sourcesum.rankers.lm.engine import _token_nll, cache_arguments, pad_batch, returned_cache
 from sourcesum.rankers.lm.inputs import (
     DEFAULT_TEMPLATE,
     Context,
@@ -51,6 +49,9 @@ from sourcesum.rankers.lm.inputs import (
     seq2seq_summary,
 )
 from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM
+
+if TYPE_CHECKING:  # torch is imported where scores are computed: listing rankers loads no model library
+    import torch
 
 METHODS = ("saliency", "input_x_gradient", "integrated_gradients")
 AGGREGATES = ("sum", "mean", "max")
@@ -91,6 +92,8 @@ def embedding_module(lm: LoadedLM) -> torch.nn.Module:
 
 def context_embeddings(lm: LoadedLM, context: Context) -> torch.Tensor:
     """``(1, tokens, dim)``: the embedding module's output for the context's ids."""
+    import torch
+
     with torch.no_grad():
         return embedding_module(lm)(torch.tensor([context.ids()], device=lm.model.device))
 
@@ -119,6 +122,9 @@ def summary_gradients(
     One forward pass over the context (batch 1); summaries in batches of ``batch_size`` read its
     expanded cache (causal) or encoder states (seq2seq); one backward pass per summary.
     """
+    import torch
+    from sourcesum.rankers.lm.engine import _token_nll, cache_arguments, pad_batch, returned_cache
+
     model, device = lm.model, lm.model.device
     embeddings = point.detach().clone().requires_grad_(True)
     ids = torch.tensor([context.ids()], device=device)
@@ -158,6 +164,8 @@ def summary_gradients(
 
 def sentence_baseline(lm: LoadedLM, context: Context, embeddings: torch.Tensor, kind: str) -> torch.Tensor:
     """``embeddings`` with every sentence token replaced by ``kind``'s vector (zero or pad)."""
+    import torch
+
     baseline = embeddings.clone()
     if kind == "zero":
         filler = torch.zeros_like(baseline[0, 0])
@@ -182,6 +190,8 @@ def token_attributions(
     baseline: str = "zero",
 ) -> torch.Tensor:
     """``(K, tokens, dim)`` attributions of ``method`` for each summary's loss (module docstring)."""
+    import torch
+
     embeddings = context_embeddings(lm, context)
     if method in ("saliency", "input_x_gradient"):
         gradients = summary_gradients(lm, context, summaries, embeddings, batch_size)
@@ -202,6 +212,8 @@ def sentence_scores(
     attributions: torch.Tensor, context: Context, token_norm: str, aggregate: str
 ) -> np.ndarray:
     """``(K, n_sentences)``: ``aggregate`` over each sentence's tokens of ``||a_t||``."""
+    import torch
+
     norms = attributions.float().norm(p=2 if token_norm == "l2" else 1, dim=-1)  # (K, T)
     columns = []
     for start, segment in zip(context.starts, context.segments, strict=True):

@@ -70,12 +70,19 @@ def start_tokens(tokenizer: Any) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _segments(tokenizer: Any, sentences: tuple[str, ...], space_first: bool = False) -> tuple[tuple[int, ...], ...]:
+def _segments(
+    tokenizer: Any, sentences: tuple[str, ...], space_first: bool = False
+) -> tuple[tuple[int, ...], ...]:
     return tuple(_plain(tokenizer, (" " if i or space_first else "") + s) for i, s in enumerate(sentences))
 
 
-def causal_context(tokenizer: Any, sentences: Sequence[str], template: str,
-                   space_every_sentence: bool = False, start_token: bool = True) -> Context:
+def causal_context(
+    tokenizer: Any,
+    sentences: Sequence[str],
+    template: str,
+    space_every_sentence: bool = False,
+    start_token: bool = True,
+) -> Context:
     """The causal context: :func:`start_tokens` (unless ``start_token=False``), ``template``'s
     head, the sentences and its middle.
 
