@@ -7,7 +7,7 @@ Each cell's raw p-value is exactly what `sourcesum compare ROW PUBLISHED --split
 prints (its `p_randomization`); Holm's adjustment is then taken over the 8.
 
 Usage: ``python scripts/learned_vs_published.py [LABEL] [--markdown]`` (default LABEL: the
-declared cross-corpus ``learned`` row of leaderboard.toml).
+first declared cross-corpus ``learned`` row of leaderboard.toml, the frozen configuration).
 """
 
 from __future__ import annotations
@@ -26,14 +26,20 @@ def main() -> None:
     parser.add_argument("label", nargs="?", help="row label (default: the declared cross-corpus learned row)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
-    board = collect_declared(
-        read_declaration(paths.DECLARATION_PATH), ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)
-    )
+    declared = read_declaration(paths.DECLARATION_PATH)
+    board = collect_declared(declared, ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False))
     if args.label:
         row = board.row(args.label)
     else:
+        frozen = next(  # the frozen configuration is declared first
+            d for d in declared if d.ranker == "learned" and d.params.get("protocol") == "cross-corpus"
+        )
         [row] = [
-            r for r in board.ranked_rows if r.ranker == "learned" and r.params["protocol"] == "cross-corpus"
+            r
+            for r in board.ranked_rows
+            if r.ranker == "learned"
+            and r.params["protocol"] == "cross-corpus"
+            and [base["ranker"] for base in r.params["rankers"]] == frozen.params["rankers"].split(",")
         ]
     cells = []
     for split in main_splits():
