@@ -10,11 +10,10 @@ import math
 import numpy as np
 import pytest
 import torch
-from helpers import make_pair
+from helpers import make_pair, tiny_llama, tiny_tokenizer
 from sourcesum.errors import ParameterError, SourceSumError
 from sourcesum.published import read_prompt
 from sourcesum.rankers import create_ranker
-from sourcesum.rankers.device import resolve_sentence_model
 from sourcesum.rankers.llm.backends.local import LocalBackend, candidate_tokens, common_prefix_length
 from sourcesum.rankers.llm.backends.openai_compat import server_rating
 from sourcesum.rankers.llm.prompts import NATIVE_SCALES, load_template
@@ -196,24 +195,11 @@ def test_parse_ranking():
 
 @pytest.fixture(scope="module")
 def tiny_judge():
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    tokenizer = AutoTokenizer.from_pretrained(resolve_sentence_model("all-MiniLM-L6-v2"))
+    tokenizer = tiny_tokenizer()
     tokenizer.chat_template = (
         "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }} {% endfor %}[assistant]"
     )
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-    )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM._from_config(config, attn_implementation="sdpa")
-    model.apply(model._init_weights)
+    model = tiny_llama(tokenizer)
     with torch.no_grad():  # make digit tokens likely, so the rating tree is deep and varied
         digits = candidate_tokens(tokenizer, "0123456789", False)[0]
         model.lm_head.weight[digits] *= 40
