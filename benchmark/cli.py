@@ -362,8 +362,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise SourceSumError(
             f"ranker {args.ranker!r} fits no model to explain (try `sourcesum explain learned`)"
         )
-    if ranker.needs_store:
-        ranker.store = open_stores(args.scores_dir)
+    ranker.use_store(open_stores(args.scores_dir))
     records = [
         {"split": name, "ranker": ranker.label, "models": explain(load_split(name).pairs)}
         for name in resolve_split_names(args.split)

@@ -8,9 +8,8 @@ Search order for a split's file ``<name>.json``:
 
 The bytes parsed are the bytes checked against the manifest's sha256 (read once; no cache).
 
-Relevance (Suhara & Alikaniotis, 2024): a sentence's *graded* relevance is its number of
-1-votes (used for NDCG); its *binary* relevance is ``graded >= min_votes`` with
-``min_votes = BINARY_MIN_VOTES = 2`` (used for MAP and the other binary measures).
+Relevance (graded = number of 1-votes, binary = at least ``BINARY_MIN_VOTES`` of them) is
+defined in :mod:`sourcesum.qrels`; ``Pair.graded`` and ``Pair.binary`` read it per pair.
 """
 
 from __future__ import annotations
@@ -29,9 +28,7 @@ import numpy as np
 from sourcesum import paths
 from sourcesum.atomic import write_bytes_atomic
 from sourcesum.errors import DataError, UnknownNameError
-
-BINARY_MIN_VOTES = 2
-"""A sentence is binary-relevant when at least this many annotators voted 1 (paper: 2)."""
+from sourcesum.qrels import BINARY_MIN_VOTES, binary_relevance
 
 
 @dataclass(frozen=True)
@@ -216,7 +213,7 @@ class Pair:
 
     def binary(self, min_votes: int = BINARY_MIN_VOTES) -> np.ndarray:
         """Binary relevance per sentence: 1.0 where at least ``min_votes`` annotators voted 1."""
-        return (self.graded >= min_votes).astype(float)
+        return binary_relevance(self.graded, min_votes)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sourcesum.data import BINARY_MIN_VOTES, Split
-from sourcesum.errors import ScoreFileError
+from sourcesum.data import Split
 from sourcesum.measures import AP, DEFAULT_MEASURES, NDCG, Measure
-from sourcesum.metrics import Ranking, TieBreak, pad
+from sourcesum.metrics import Ranking, TieBreak
+from sourcesum.qrels import BINARY_MIN_VOTES, Qrels, Run
 
 
 def result_key(measure: Measure) -> str:
@@ -62,42 +62,6 @@ class Evaluation:
         return self.per_pair.attrs["measures"]
 
 
-_RELEVANCE_CACHE: dict[tuple[str, str, int, tuple[str, ...]], dict[str, np.ndarray]] = {}
-
-
-def relevance_arrays(split: Split, min_votes: int = BINARY_MIN_VOTES) -> dict[str, np.ndarray]:
-    """Padded graded and binary relevance of a split, plus its mask (pairs in file order).
-
-    Memoised per (split, data checksum, threshold, pair ids): evaluation is called in tight
-    loops (leaderboard, bootstrap, benchmarks) and the votes never change; the ids keep a
-    subset of a split (a partial run) apart from the whole.
-    """
-    key = (split.name, split.sha256, min_votes, tuple(p.id for p in split))
-    if key not in _RELEVANCE_CACHE:
-        graded, mask = pad([pair.graded for pair in split])
-        _RELEVANCE_CACHE[key] = {
-            "graded": graded,
-            "binary": (graded >= min_votes).astype(float),
-            "mask": mask,
-        }
-    return _RELEVANCE_CACHE[key]
-
-
-def ordered_scores(split: Split, scores: Mapping[str, Sequence[float]], source: str) -> list[Sequence[float]]:
-    """Scores in split order; a missing pair or a wrong length is an error naming the pair."""
-    rows = []
-    for pair in split:
-        values = scores.get(pair.id)
-        if values is None:
-            raise ScoreFileError(f"{source}: no scores for pair {pair.id} of split {split.name}")
-        if len(values) != pair.n_sentences:
-            raise ScoreFileError(
-                f"{source}: pair {pair.id} has {len(values)} scores but {pair.n_sentences} sentences"
-            )
-        rows.append(values)
-    return rows
-
-
 def evaluate(
     split: Split,
     scores: Mapping[str, Sequence[float]],
@@ -107,11 +71,10 @@ def evaluate(
     tiebreak: TieBreak = "groups",
     source: str = "scores",
 ) -> Evaluation:
-    """Per-pair values of ``measures`` for ``scores`` (pair id -> one score per sentence)."""
-    rel = relevance_arrays(split, min_votes)
-    values, _ = pad(ordered_scores(split, scores, source))
-    if not np.isfinite(values[rel["mask"]]).all():
-        raise ScoreFileError(f"{source}: non-finite scores; replace NaN before evaluating")
+    """Per-pair values of ``measures`` for ``scores`` (pair id -> one score per sentence,
+    checked by :class:`~sourcesum.qrels.Run`) against the split's :class:`~sourcesum.qrels.Qrels`."""
+    qrels = Qrels.of_split(split, min_votes)
+    values = Run.of_split(split, scores, source).values
     rankings: dict[str, Ranking] = {}
     columns = {}
     for measure in measures:
@@ -119,8 +82,8 @@ def evaluate(
         # Rankings that keep tie groups do not depend on relevance; tie bounds do.
         key = kind if tiebreak != "groups" else "shared"
         if key not in rankings:
-            rankings[key] = Ranking.from_scores(values, rel["mask"], tiebreak, rel[kind])
-        columns[measure.name] = measure.compute(rankings[key], rel[kind])
+            rankings[key] = Ranking.from_scores(values, qrels.mask, tiebreak, qrels.relevance(kind))
+        columns[measure.name] = measure.compute(rankings[key], qrels.relevance(kind))
     frame = pd.DataFrame(columns, index=pd.Index([p.id for p in split], name="pair_id"))
     frame.attrs["measures"] = list(measures)
     return Evaluation(system=system, split=split.name, per_pair=frame)

@@ -14,9 +14,9 @@ import urllib.parse
 from pathlib import Path
 
 from sourcesum.atomic import write_text_atomic
-from sourcesum.data import BINARY_MIN_VOTES
 from sourcesum.errors import SourceSumError
 from sourcesum.leaderboard import Leaderboard
+from sourcesum.qrels import Qrels
 
 INDEX_NAME = "sourcesum-export.json"
 """Lists every file an export wrote (name -> what it holds); later exports overwrite only those."""
@@ -75,10 +75,12 @@ def _check_target(folder: Path, planned: dict[str, dict]) -> None:
 
 
 def _qrels_lines(split, binary: bool) -> list[str]:
+    qrels = Qrels.of_split(split)
+    kind = "binary" if binary else "graded"
     return [
-        f"{p.id} 0 {docno(i)} {int(g >= BINARY_MIN_VOTES) if binary else int(g)}"
-        for p in split
-        for i, g in enumerate(p.graded)
+        f"{pair_id} 0 {docno(i)} {int(g)}"
+        for index, pair_id in enumerate(qrels.pair_ids)
+        for i, g in enumerate(qrels.row(index, kind))
     ]
 
 

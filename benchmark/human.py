@@ -32,10 +32,10 @@ from functools import cache
 
 import numpy as np
 import pandas as pd
-from sourcesum.data import BINARY_MIN_VOTES, Split
-from sourcesum.evaluation import ordered_scores
+from sourcesum.data import Split
 from sourcesum.measures import Measure
 from sourcesum.metrics import Ranking, pad
+from sourcesum.qrels import BINARY_MIN_VOTES, Qrels, Run
 
 HUMAN_LABEL = "human (held-out annotator's votes)"
 ALPHA = 0.05
@@ -83,9 +83,8 @@ class References:
     """Per reference row, the index of its pair in ``split.pairs``."""
     held_out: np.ndarray
     """Per reference row, the held-out annotator (column of the pair's votes)."""
-    graded: np.ndarray
-    binary: np.ndarray
-    mask: np.ndarray
+    qrels: Qrels
+    """Per reference row, the other annotators' relevance (binary at ``min(2, k - 1)`` votes)."""
     human_scores: np.ndarray
     annotators: np.ndarray
     """Per pair of the split: ``k`` if all its sentences have ``k`` votes, else -1."""
@@ -94,7 +93,7 @@ class References:
 @cache
 def references(split: Split) -> References:
     """Build the references of ``split`` (memoised; the votes never change)."""
-    pair_index, held_out, graded, binary, human = [], [], [], [], []
+    pair_index, held_out, graded, thresholds, human = [], [], [], [], []
     annotators = np.full(len(split), -1)
     for index, pair in enumerate(split):
         sizes = {len(v) for v in pair.votes}
@@ -111,16 +110,13 @@ def references(split: Split) -> References:
             pair_index.append(index)
             held_out.append(a)
             graded.append(others)
-            binary.append((others >= min(BINARY_MIN_VOTES, k - 1)).astype(float))
+            thresholds.append(min(BINARY_MIN_VOTES, k - 1))
             human.append(votes[:, a])
-    graded_arr, mask = pad(graded)
     return References(
         split=split,
         pair_index=np.array(pair_index, dtype=int),
         held_out=np.array(held_out, dtype=int),
-        graded=graded_arr,
-        binary=pad(binary)[0],
-        mask=mask,
+        qrels=Qrels.from_graded(graded, np.array(thresholds, dtype=int)),
         human_scores=pad(human)[0],
         annotators=annotators,
     )
@@ -138,13 +134,13 @@ def agreement_per_pair(
     if scores is None:
         values = refs.human_scores
     else:
-        rows, _ = pad(ordered_scores(split, scores, source))
-        values = rows[refs.pair_index, : refs.mask.shape[1]] if len(refs.pair_index) else rows[:0]
-    ranking = Ranking.from_scores(values, refs.mask)
+        rows = Run.of_split(split, scores, source).values
+        width = refs.qrels.mask.shape[1]
+        values = rows[refs.pair_index, :width] if len(refs.pair_index) else rows[:0]
+    ranking = Ranking.from_scores(values, refs.qrels.mask)
     columns = {}
     for measure in measures:
-        relevance = refs.graded if measure.relevance == "graded" else refs.binary
-        per_reference = measure.compute(ranking, relevance)
+        per_reference = measure.compute(ranking, refs.qrels.relevance(measure.relevance))
         defined = np.isfinite(per_reference)
         sums = np.bincount(refs.pair_index[defined], weights=per_reference[defined], minlength=len(split))
         counts = np.bincount(refs.pair_index[defined], minlength=len(split))
@@ -171,8 +167,8 @@ def coverage(split: Split, measures: Sequence[Measure]) -> dict[str, object]:
     }
     human = agreement_per_pair(split, None, measures)
     for measure in measures:
-        relevance = refs.graded if measure.relevance == "graded" else refs.binary
-        empty = int((np.where(refs.mask, relevance, 0).sum(axis=1) == 0).sum())
+        relevance = refs.qrels.relevance(measure.relevance)
+        empty = int((np.where(refs.qrels.mask, relevance, 0).sum(axis=1) == 0).sum())
         report["references_without_relevant"][measure.name] = empty  # type: ignore[index]
         report["pairs_left_out"][measure.name] = int(human[measure.name].isna().sum())  # type: ignore[index]
     return report

@@ -22,8 +22,8 @@ import numpy as np
 from sourcesum import metrics
 from sourcesum.errors import UnknownNameError
 from sourcesum.metrics import Gain, Ranking
+from sourcesum.qrels import Relevance
 
-Relevance = Literal["graded", "binary"]
 Ties = Literal["block", "expected"]
 
 

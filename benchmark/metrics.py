@@ -34,7 +34,6 @@ from itertools import chain
 from typing import Literal
 
 import numpy as np
-from scipy.special import comb
 
 Gain = Literal["linear", "exponential", "binary"]
 TieBreak = Literal["groups", "worst", "best"]
@@ -226,6 +225,8 @@ def reciprocal_rank_batch(ranking: Ranking, relevance: np.ndarray) -> np.ndarray
     )
     m = (rel_sorted & group).sum(axis=1)
     x = np.arange(rel_sorted.shape[1])[None, :]
+    from scipy.special import comb  # imported on use: scipy.special costs ~0.2 s to import
+
     prob = comb(c[:, None] - 1 - x, m[:, None] - 1) / comb(c, m)[:, None]
     expected = (prob / (s[:, None] + 1.0 + x)).sum(axis=1)
     return np.where(has_rel, expected, np.nan)

@@ -1,6 +1,7 @@
 """Run a ranker over one or more splits, validating its scores and caching them as it goes.
 
-Contract: every pair gets exactly ``n_sentences`` finite scores. Each split has its own store
+Contract: every pair gets exactly ``n_sentences`` finite scores (checked by
+:func:`sourcesum.qrels.validated_row`). Each split has its own store
 entry, written after every batch of pairs, so an interrupted or failed run keeps what it
 finished and the next run resumes with the pairs still missing.
 
@@ -21,38 +22,22 @@ partial, and ``sourcesum merge`` joins the shards' stores.
 from __future__ import annotations
 
 import hashlib
-import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sourcesum.data import Pair, Split
 from sourcesum.errors import RankerError, SourceSumError
+from sourcesum.qrels import validated_row
 from sourcesum.rankers.base import Ranker
 from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
 from tqdm.auto import tqdm
 
 
 def validated_scores(ranker: Ranker, pair: Pair, scores: Sequence[float]) -> list[float]:
-    """``scores`` as a list of floats, or :class:`RankerError` naming the ranker and pair."""
-    try:
-        values = [float(x) for x in scores]
-    except (TypeError, ValueError) as exc:
-        raise RankerError(
-            f"ranker {ranker.label} returned non-numeric scores for pair {pair.id}: {exc}"
-        ) from exc
-    if len(values) != pair.n_sentences:
-        raise RankerError(
-            f"ranker {ranker.label} returned {len(values)} scores for pair {pair.id}, "
-            f"which has {pair.n_sentences} sentences"
-        )
-    bad = [i for i, x in enumerate(values) if not math.isfinite(x)]
-    if bad:
-        raise RankerError(
-            f"ranker {ranker.label} returned a non-finite score ({values[bad[0]]}) for sentence "
-            f"{bad[0]} of pair {pair.id}"
-        )
-    return values
+    """``scores`` as a list of floats, or :class:`RankerError` naming the ranker and pair
+    (:func:`sourcesum.qrels.validated_row`)."""
+    return validated_row(pair, scores, f"ranker {ranker.label}", RankerError)
 
 
 @dataclass(frozen=True)
@@ -318,9 +303,7 @@ def run_splits(
     if len(set(names)) != len(names):
         raise SourceSumError(f"run_splits: a split is listed twice in {names}")
     selection.check(splits)
-    if ranker.needs_store:
-        ranker.store = store
-    ranker.use_store(store.root)
+    ranker.use_store(store)
     runs = [SplitRun(split, _new_entry(ranker, split, store), selection.pairs(split)) for split in splits]
     pending = [run for run in runs if any(p.id not in run.entry.scores for p in run.pairs)]
     if splitwise(ranker):

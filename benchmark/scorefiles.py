@@ -21,6 +21,7 @@ from pathlib import Path
 
 from sourcesum.data import Split, load_split, split_names
 from sourcesum.errors import ScoreFileError
+from sourcesum.qrels import check_length
 
 
 @dataclass
@@ -167,11 +168,7 @@ def check_against_split(loaded: LoadedScores, split: Split) -> None:
     for pair in split:
         if pair.id not in loaded.scores:
             raise ScoreFileError(f"{loaded.path}: pair {pair.id} of split {split.name} is missing")
-        count = len(loaded.scores[pair.id])
-        if count != pair.n_sentences:
-            raise ScoreFileError(
-                f"{loaded.path}: pair {pair.id} has {count} scores but {pair.n_sentences} sentences"
-            )
+        check_length(pair, len(loaded.scores[pair.id]), str(loaded.path))
         if loaded.sentences is not None and tuple(loaded.sentences[pair.id]) != pair.sentences:
             raise ScoreFileError(f"{loaded.path}: pair {pair.id}: sentences differ from split {split.name}")
     extra = [pid for pid in loaded.scores if pid not in split.by_id]

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 from sourcesum.data import Split
-from sourcesum.evaluation import Evaluation, evaluate, ordered_scores
+from sourcesum.evaluation import Evaluation, evaluate
 from sourcesum.measures import DEFAULT_MEASURES, Measure
+from sourcesum.qrels import Run
 
 TIE_RULES = ("pessimistic", "default", "expected", "optimistic")
 
@@ -31,7 +32,7 @@ TIE_RULES = ("pessimistic", "default", "expected", "optimistic")
 def tie_shares(split: Split, scores: Mapping[str, Sequence[float]]) -> tuple[float, float]:
     """``(share of pairs with a tie, share of sentences tied with another in their pair)``."""
     pairs_tied = sentences_tied = sentences = 0
-    for row in ordered_scores(split, scores, "scores"):
+    for row in Run.of_split(split, scores, "scores").rows:
         _, counts = np.unique(np.asarray(row, dtype=float), return_counts=True)
         tied = int(counts[counts > 1].sum())
         pairs_tied += tied > 0

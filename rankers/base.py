@@ -30,19 +30,22 @@ from __future__ import annotations
 
 import inspect
 import json
-from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sourcesum.data import Pair
 from sourcesum.errors import ParameterError
 from sourcesum.params import Param, signature_params
 from sourcesum.registry import Registry
 
+if TYPE_CHECKING:  # the harness's store types, for annotations only (rankers import the core)
+    from sourcesum.store import ScoreStore, StoreStack
 
-class Ranker(ABC):
-    """Base class of every ranker. Subclasses set ``name`` (and ``version``) and define ``score``."""
+
+class Ranker:
+    """Base class of every ranker. Subclasses set ``name`` (and ``version``) and define
+    ``score``, ``score_batch`` or both (each defaults to the other; a class defining neither
+    cannot be instantiated)."""
 
     name: ClassVar[str]
     version: ClassVar[str] = "1"
@@ -64,12 +67,13 @@ class Ranker(ABC):
     board_note: ClassVar[str] = ""
     """Markdown the leaderboard prints under its results when a row of this ranker is on it
     (e.g. how a trained ranker was trained); empty for most rankers."""
-    needs_store: ClassVar[bool] = False
-    """True for rankers built from other rankers' stored scores (``fusion``, ``learned``): before
-    :meth:`fit`, the runner sets :attr:`store` to the store stack it reads and writes, so the
-    ranker can load (or compute, each under its own key) its base rankers' entries."""
-    store: Any = None
-    """The score store (or stack) of the current run; set by the runner when ``needs_store``."""
+    store: ScoreStore | StoreStack | None = None
+    """The score store (or stack) of the current run, set by :meth:`use_store`."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Ranker:
+        if cls.score is Ranker.score and cls.score_batch is Ranker.score_batch:
+            raise TypeError(f"ranker class {cls.__name__} defines neither score nor score_batch")
+        return super().__new__(cls)
 
     def key_version(self) -> str:
         """The version written into this ranker's entries and their cache keys: ``version``.
@@ -88,9 +92,10 @@ class Ranker(ABC):
         splits of a run (see :meth:`score_batch`).
         """
 
-    @abstractmethod
     def score(self, pair: Pair) -> Sequence[float]:
-        """One finite score per sentence of ``pair`` (``len == pair.n_sentences``)."""
+        """One finite score per sentence of ``pair`` (``len == pair.n_sentences``); default:
+        ``score_batch([pair])[0]``, for rankers that only batch."""
+        return self.score_batch([pair])[0]
 
     def score_batch(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         """Scores for several pairs, in order; override to batch across pairs (default: one by one).
@@ -103,9 +108,12 @@ class Ranker(ABC):
         """
         return [self.score(pair) for pair in pairs]
 
-    def use_store(self, root: Path) -> None:
-        """Called by the runner with the root of the store the scores go to, before scoring
-        (e.g. to keep a cache of paid server requests beside them). No-op."""
+    def use_store(self, store: ScoreStore | StoreStack) -> None:
+        """Called by the runner, before :meth:`fit` and scoring, with the store (or stack) it
+        reads and writes; kept as :attr:`store`. Rankers built from other rankers' scores
+        (``fusion``, ``learned``) read or compute their bases' entries there; others may keep
+        files beside the scores under ``store.root`` (e.g. a cache of paid server requests)."""
+        self.store = store
 
     def report(self) -> dict[str, Any]:
         """Counts of how the scores computed since the last call were obtained (e.g.

@@ -9,8 +9,8 @@ of every base (defaults included), so equal configurations share one cache key. 
 rankers (the oracle reads the votes), rankers built from other rankers, and the paper's
 published outputs (not rankers) are refused: nothing that has seen the votes is ever a base.
 
-**Store.** ``needs_store = True``: the runner hands the ranker its store before ``fit``; each
-base's entry is then loaded from it, or computed into it under the base's own key, by
+**Store.** The runner hands every ranker its store before ``fit`` (:meth:`Ranker.use_store`,
+kept as ``self.store``); each base's entry is then loaded from it, or computed into it under the base's own key, by
 :func:`sourcesum.runner.run_ranker`. :meth:`CompositeRanker.key_version` appends to
 ``version`` a digest of every base's name and key version (and, for a trained ranker, of its
 training data), so the composite entry's key changes whenever a base entry's key would.
@@ -110,7 +110,7 @@ class BaseRankers(Param):
                 raise ParameterError(
                     f"parameter {where}: {name} is a reference ranker (it reads the votes), never a base"
                 )
-            if base.needs_store:
+            if isinstance(base, CompositeRanker):
                 raise ParameterError(
                     f"parameter {where}: {name} is itself built from other rankers; name its bases directly"
                 )
@@ -139,7 +139,6 @@ def digest(value: Any) -> str:
 class CompositeRanker(Ranker):
     """Base class of rankers computed from the stored scores of base rankers."""
 
-    needs_store: ClassVar[bool] = True
     label_params: ClassVar[tuple[str, ...]] = ("rankers",)
 
     rankers: list[dict[str, Any]]

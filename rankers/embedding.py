@@ -78,9 +78,6 @@ class EmbeddingRanker(Ranker):
             out.append((sentences @ summary).astype(float).tolist())
         return out
 
-    def score(self, pair: Pair) -> Sequence[float]:
-        return self.score_batch([pair])[0]
-
 
 @register
 class BERTScoreRanker(Ranker):
@@ -154,6 +151,3 @@ class BERTScoreRanker(Ranker):
             out.append(values[start : start + pair.n_sentences].tolist())
             start += pair.n_sentences
         return out
-
-    def score(self, pair: Pair) -> Sequence[float]:
-        return self.score_batch([pair])[0]

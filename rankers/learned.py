@@ -50,11 +50,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sourcesum import data
-from sourcesum.data import BINARY_MIN_VOTES, Pair
+from sourcesum.data import Pair
 from sourcesum.errors import ParameterError, RankerError
 from sourcesum.measures import AP, NDCG
 from sourcesum.metrics import Ranking, pad
 from sourcesum.params import Param
+from sourcesum.qrels import Qrels
 from sourcesum.rankers.base import register
 from sourcesum.rankers.composite import NORMALIZATIONS, BaseRankers, CompositeRanker, normalize
 
@@ -129,10 +130,10 @@ def document_folds(documents: Sequence[str], folds: int, seed: int) -> np.ndarra
 def ranking_quality(scores: Sequence[np.ndarray], graded: Sequence[np.ndarray]) -> tuple[float, float]:
     """Mean nDCG and mean AP (the harness's kernels and tie rules) of score lists."""
     values, mask = pad([list(s) for s in scores])
-    relevance, _ = pad([list(g) for g in graded])
+    qrels = Qrels.from_graded([list(g) for g in graded])
     ranking = Ranking.from_scores(values, mask)
-    ndcg = NDCG.compute(ranking, relevance)
-    ap = AP.compute(ranking, (relevance >= BINARY_MIN_VOTES).astype(float))
+    ndcg = NDCG.compute(ranking, qrels.graded)
+    ap = AP.compute(ranking, qrels.binary)
     return float(np.nanmean(ndcg)), float(np.nanmean(ap))
 
 

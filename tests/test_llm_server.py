@@ -17,6 +17,7 @@ from llm_server import FAULTS, MODEL_ALIAS, Proxy, start_llama_server
 from sourcesum.data import load_split
 from sourcesum.errors import RankerError
 from sourcesum.rankers import create_ranker
+from sourcesum.store import ScoreStore
 
 REQUIRED = bool(os.environ.get("CI") or os.environ.get("SOURCESUM_REQUIRE_LLM_SERVER"))
 
@@ -67,7 +68,7 @@ def _judge(base_url: str, cache: Path, **params):
         **params,
     }
     ranker = create_ranker("llm_judge", **options)
-    ranker.use_store(cache)
+    ranker.use_store(ScoreStore(cache))
     return ranker
 
 

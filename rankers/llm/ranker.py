@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sourcesum import paths
 from sourcesum.data import Pair
@@ -28,6 +28,9 @@ from sourcesum.rankers.llm.prompts import PRESETS, load_template
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Diagnostics
 from sourcesum.rankers.lm.models import DEFAULT_LM
+
+if TYPE_CHECKING:
+    from sourcesum.store import ScoreStore, StoreStack
 
 REQUESTS_FOLDER = Path("llm_judge") / "requests"
 """Where, under the score store's root, server responses are cached."""
@@ -150,10 +153,11 @@ class LLMJudgeRanker(Ranker):
 
     # -- plumbing -------------------------------------------------------------------------------
 
-    def use_store(self, root: Path) -> None:
-        """Server responses are cached under ``root / llm_judge / requests``."""
-        if root != self._store_root:
-            self._store_root, self._backend = Path(root), None
+    def use_store(self, store: ScoreStore | StoreStack) -> None:
+        """Server responses are cached under ``store.root / llm_judge / requests``."""
+        super().use_store(store)
+        if store.root != self._store_root:
+            self._store_root, self._backend = Path(store.root), None
 
     def backend_impl(self) -> Any:
         if self._backend is None:
@@ -196,9 +200,6 @@ class LLMJudgeRanker(Ranker):
         if self.mode == "listwise":
             return [self._template.render(pair.summary, self._scale, sentences=pair.sentences)]
         return [self._template.render(pair.summary, self._scale, sentence=s) for s in pair.sentences]
-
-    def score(self, pair: Pair) -> Sequence[float]:
-        return self.score_batch([pair])[0]
 
     def score_batch(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         if self.mode == "listwise":

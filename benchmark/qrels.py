@@ -1,0 +1,189 @@
+"""Relevance judgements (qrels) and score runs: the one home of the relevance threshold and of
+the "one finite score per sentence" contract.
+
+Relevance (Suhara & Alikaniotis, 2024): the *graded* relevance of a sentence is its number of
+1-votes (nDCG); its *binary* relevance is ``graded >= min_votes``, with
+``min_votes = BINARY_MIN_VOTES = 2`` (AP and the other binary measures).
+
+* :class:`Qrels`: the graded and binary relevance of some pairs, padded into ``(pairs,
+  longest)`` arrays with a validity mask; :meth:`Qrels.of_split` builds a split's once per
+  process.
+* :class:`Run`: one system's scores on the same pairs, in the same order and padding, checked
+  once: every pair present, ``len(scores) == n_sentences``, every score finite.
+* :func:`validated_row`: one pair's scores as floats under the same checks (the runner's check
+  of what a ranker returns); :func:`check_length` alone (score files).
+
+Every failed check raises the caller's :class:`~sourcesum.errors.SourceSumError` subclass with
+a message naming the source (a file, ``ranker <label>``...) and the pair.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol, cast
+
+import numpy as np
+from sourcesum.errors import ScoreFileError, SourceSumError
+from sourcesum.metrics import pad
+
+BINARY_MIN_VOTES = 2
+"""A sentence is binary-relevant when at least this many annotators voted 1 (paper: 2)."""
+
+Relevance = Literal["graded", "binary"]
+"""Which relevance a measure reads."""
+
+
+class Judged(Protocol):
+    """What the checks read of a pair (:class:`sourcesum.data.Pair` is one)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def n_sentences(self) -> int: ...
+
+    @property
+    def graded(self) -> np.ndarray: ...
+
+
+class JudgedSplit(Protocol):
+    """What :meth:`Qrels.of_split` reads of a split (:class:`sourcesum.data.Split` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def sha256(self) -> str: ...
+
+    @property
+    def pairs(self) -> tuple[Judged, ...]: ...
+
+
+def binary_relevance(graded: np.ndarray, min_votes: int | np.ndarray = BINARY_MIN_VOTES) -> np.ndarray:
+    """``1.0`` where ``graded >= min_votes``, else ``0.0`` (``min_votes`` may broadcast per row)."""
+    return (np.asarray(graded) >= min_votes).astype(float)
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Graded and binary relevance of some pairs (rows in pair order, zero-padded, ``mask`` true
+    on real sentences)."""
+
+    pair_ids: tuple[str, ...]
+    graded: np.ndarray
+    binary: np.ndarray
+    mask: np.ndarray
+
+    @classmethod
+    def from_graded(
+        cls,
+        graded: Sequence[Sequence[float]],
+        min_votes: int | Sequence[int] = BINARY_MIN_VOTES,
+        pair_ids: Sequence[str] = (),
+    ) -> Qrels:
+        """Qrels of graded rows; ``min_votes`` is one threshold or one per row (the human
+        references use ``min(2, k - 1)`` for ``k`` annotators)."""
+        padded, mask = pad(graded)
+        thresholds = np.asarray(min_votes)
+        if thresholds.ndim == 1:
+            thresholds = thresholds[:, None]
+        binary = np.where(mask, binary_relevance(padded, thresholds), 0.0)
+        return cls(tuple(pair_ids), padded, binary, mask)
+
+    @classmethod
+    def of_pairs(cls, pairs: Sequence[Judged], min_votes: int = BINARY_MIN_VOTES) -> Qrels:
+        rows = cast(list[Sequence[float]], [p.graded for p in pairs])  # 1-d arrays
+        return cls.from_graded(rows, min_votes, [p.id for p in pairs])
+
+    @classmethod
+    def of_split(cls, split: JudgedSplit, min_votes: int = BINARY_MIN_VOTES) -> Qrels:
+        """The split's qrels, memoised per (split, data checksum, threshold, pair ids): the votes
+        never change, and the ids keep a subset of a split (a partial run) apart from the whole."""
+        key = (split.name, split.sha256, min_votes, tuple(p.id for p in split.pairs))
+        if key not in _SPLIT_QRELS:
+            _SPLIT_QRELS[key] = cls.of_pairs(split.pairs, min_votes)
+        return _SPLIT_QRELS[key]
+
+    def relevance(self, kind: Relevance) -> np.ndarray:
+        """The ``graded`` or ``binary`` array."""
+        return self.graded if kind == "graded" else self.binary
+
+    def row(self, index: int, kind: Relevance) -> np.ndarray:
+        """The unpadded relevance of pair ``index``."""
+        row: np.ndarray = self.relevance(kind)[index, self.mask[index]]
+        return row
+
+
+_SPLIT_QRELS: dict[tuple[str, str, int, tuple[str, ...]], Qrels] = {}
+
+
+def check_length(pair: Judged, count: int, source: str, error: type[SourceSumError] = ScoreFileError) -> None:
+    """``error`` naming ``source`` and the pair unless ``count == pair.n_sentences``."""
+    if count != pair.n_sentences:
+        raise error(f"{source}: pair {pair.id} has {count} scores but {pair.n_sentences} sentences")
+
+
+def _finite_error(
+    pair: Judged, index: int, value: float, source: str, error: type[SourceSumError]
+) -> SourceSumError:
+    return error(f"{source}: pair {pair.id} has a non-finite score ({value}) for sentence {index}")
+
+
+def validated_row(
+    pair: Judged, scores: Sequence[float], source: str, error: type[SourceSumError] = ScoreFileError
+) -> list[float]:
+    """``scores`` as floats if they are numbers, one per sentence of ``pair``, all finite; else
+    ``error`` naming ``source`` and the pair."""
+    try:
+        values = [float(x) for x in scores]
+    except (TypeError, ValueError) as exc:
+        raise error(f"{source}: pair {pair.id} has non-numeric scores ({exc})") from exc
+    check_length(pair, len(values), source, error)
+    for index, value in enumerate(values):
+        if not math.isfinite(value):
+            raise _finite_error(pair, index, value, source, error)
+    return values
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """One system's scores on some pairs: ``rows`` as given (pair order), ``values`` padded with
+    zeros like :class:`Qrels` (``mask`` true on real sentences)."""
+
+    pair_ids: tuple[str, ...]
+    rows: tuple[Sequence[float], ...]
+    values: np.ndarray
+    mask: np.ndarray
+
+    @classmethod
+    def of_pairs(
+        cls,
+        pairs: Sequence[Judged],
+        scores: Mapping[str, Sequence[float]],
+        source: str,
+        error: type[SourceSumError] = ScoreFileError,
+        where: str = "",
+    ) -> Run:
+        """The scores of ``pairs`` (pair id -> scores), checked: a missing pair, a wrong length
+        or a non-finite score is ``error`` naming ``source`` and the pair (``where``, e.g. ``" of
+        split xsum_pegasus"``, is added to a missing pair's message)."""
+        rows = []
+        for pair in pairs:
+            row = scores.get(pair.id)
+            if row is None:
+                raise error(f"{source}: no scores for pair {pair.id}{where}")
+            check_length(pair, len(row), source, error)
+            rows.append(row)
+        values, mask = pad(rows)
+        finite = np.isfinite(values)
+        if not finite[mask].all():
+            first, index = np.argwhere(~finite & mask)[0]
+            raise _finite_error(pairs[first], int(index), float(values[first, index]), source, error)
+        return cls(tuple(p.id for p in pairs), tuple(rows), values, mask)
+
+    @classmethod
+    def of_split(cls, split: JudgedSplit, scores: Mapping[str, Sequence[float]], source: str) -> Run:
+        """:meth:`of_pairs` on every pair of ``split`` (errors are :class:`ScoreFileError`)."""
+        return cls.of_pairs(split.pairs, scores, source, where=f" of split {split.name}")
