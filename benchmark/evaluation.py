@@ -32,12 +32,18 @@ class Evaluation:
     system: str
     split: str
     per_pair: pd.DataFrame
+    measures: list[Measure]
+    """The measures of ``per_pair``'s columns, in order."""
     nan_replaced: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    _means: dict[Measure, float] = field(default_factory=dict, repr=False)
 
     def mean(self, measure: Measure) -> float:
-        values = self.per_pair[measure.name].to_numpy()
-        return float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
+        """The split mean of ``measure`` over the pairs where it is defined (memoised)."""
+        if measure not in self._means:
+            values = self.per_pair[measure.name].to_numpy()
+            self._means[measure] = float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
+        return self._means[measure]
 
     def summary(self, system_key: str = "ranker") -> dict[str, Any]:
         """The JSON record of this evaluation: system, split, example count, means."""
@@ -56,10 +62,6 @@ class Evaluation:
             record["nan_replaced"] = self.nan_replaced
         record.update(self.extra)
         return record
-
-    @property
-    def measures(self) -> list[Measure]:
-        return self.per_pair.attrs["measures"]
 
 
 def evaluate(
@@ -85,5 +87,4 @@ def evaluate(
             rankings[key] = Ranking.from_scores(values, qrels.mask, tiebreak, qrels.relevance(kind))
         columns[measure.name] = measure.compute(rankings[key], qrels.relevance(kind))
     frame = pd.DataFrame(columns, index=pd.Index([p.id for p in split], name="pair_id"))
-    frame.attrs["measures"] = list(measures)
-    return Evaluation(system=system, split=split.name, per_pair=frame)
+    return Evaluation(system=system, split=split.name, per_pair=frame, measures=list(measures))

@@ -56,9 +56,10 @@ class HumanAgreement:
 
     def mean(self, label: str, split: str, measure: Measure) -> float:
         frame = self.per_pair.get((label, split))
-        if frame is None or not np.isfinite(frame[measure.name].to_numpy()).any():
+        if frame is None:
             return float("nan")
-        return float(np.nanmean(frame[measure.name].to_numpy()))
+        values = frame[measure.name].to_numpy()
+        return float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
 
     def versus_human(self, label: str, split: str, measure: Measure) -> int:
         """+1 / -1 if ``label`` is significantly above / below the human (Holm-adjusted p <
@@ -147,7 +148,6 @@ def agreement_per_pair(
         with np.errstate(invalid="ignore", divide="ignore"):
             columns[measure.name] = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     frame = pd.DataFrame(columns, index=pd.Index([p.id for p in split], name="pair_id"))
-    frame.attrs["measures"] = list(measures)
     return frame
 
 

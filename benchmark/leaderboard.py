@@ -45,6 +45,7 @@ from sourcesum.evaluation import Evaluation, evaluate
 from sourcesum.human import HUMAN_LABEL, HumanAgreement, agreement_per_pair, coverage
 from sourcesum.measures import AP, NDCG, Measure
 from sourcesum.published import PublishedOutput, load_published, published_method, published_methods
+from sourcesum.qrels import Run
 from sourcesum.rankers.base import RANKERS, create_ranker
 from sourcesum.statscache import StatsCache, stats_key
 from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
@@ -260,14 +261,31 @@ def _finish(
     board = Leaderboard(list(splits.values()), ordered, stale, tuple(measures))
     _mark_best(board)
     if with_stats:  # what the rendered board adds to the rows' evaluations
+        cache = StatsCache.default()
         for row in board.rows:
             for name, entry in row.entries.items():
-                row.ties[name] = tie_report(
-                    splits[name], entry.scores, row.label, measures, evaluation=row.evaluations[name]
-                )
+                row.ties[name] = cached_tie_report(splits[name], entry, row, measures, cache)
         board.human = human_agreement(board)
-        add_statistics(board, resamples)
+        add_statistics(board, resamples, cache=cache)
     return board
+
+
+TIES_VERSION = "1"
+"""Bump when :func:`sourcesum.ties.tie_report` changes what it computes."""
+
+
+def cached_tie_report(
+    split: Split, entry: ScoreEntry, row: Row, measures: Sequence[Measure], cache: StatsCache
+) -> dict[str, Any]:
+    """:func:`~sourcesum.ties.tie_report` of a row's entry, memoised in ``cache`` under the
+    sha256 of the split (name, data checksum, pair ids), the measures and the exact scores."""
+    values = Run.of_split(split, entry.scores, row.label).values
+    name = f"ties/{TIES_VERSION}|{split.name}|{split.sha256}|{'|'.join(m.name for m in measures)}"
+    key = stats_key(name, 0, 0, [values], [[p.id for p in split]])
+    return cache.get(
+        key,
+        lambda: tie_report(split, entry.scores, row.label, measures, evaluation=row.evaluations[split.name]),
+    )
 
 
 def human_measures(measures: Sequence[Measure]) -> tuple[Measure, ...]:

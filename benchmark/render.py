@@ -16,7 +16,7 @@ from typing import Any
 from sourcesum import __version__
 from sourcesum.data import manifest
 from sourcesum.human import HUMAN_LABEL, HumanAgreement
-from sourcesum.leaderboard import ALPHA, Leaderboard, Row
+from sourcesum.leaderboard import ALPHA, LEADERBOARD_MEASURES, Leaderboard, Row
 from sourcesum.measures import AP, EXPECTED_AP, NDCG, Measure
 from sourcesum.published import published_methods
 from sourcesum.ties import TIE_RULES
@@ -487,6 +487,23 @@ def ranker_notes(board: Leaderboard) -> list[tuple[str, str]]:
     return out
 
 
+def _measures_note(board: Leaderboard) -> list[str]:
+    """A bullet naming the board's measures when they are not the paper's NDCG and MAP."""
+    if tuple(board.measures) == LEADERBOARD_MEASURES:
+        return []
+    names = ", ".join(
+        f"{column_name(m)} (`{m.name}`, {m.relevance} relevance)"
+        if column_name(m) != m.name
+        else f"`{m.name}` ({m.relevance} relevance)"
+        for m in board.measures
+    )
+    return [
+        f"- **Measures of this board**: {names}; formulas and tie rules in the README's Metric "
+        "conventions. Rows are ordered by the Avg of the first; bold, † and the test against `lead` "
+        "are computed for each measure."
+    ]
+
+
 def render_markdown(board: Leaderboard) -> str:
     data = manifest()
     lines = [
@@ -501,6 +518,7 @@ def render_markdown(board: Leaderboard) -> str:
         "over all sentences of the pair; AP as scikit-learn's `average_precision_score` (the "
         "paper's). Means are unweighted over the pairs of a split; Avg is the mean of the four "
         "split means.",
+        *_measures_note(board),
         "- **Ties**: NDCG is the expected value over uniform random orderings of tied scores (as "
         "scikit-learn's `ndcg_score`). MAP is scikit-learn's *block* AP: a block of tied "
         "sentences enters at once, each relevant one getting the precision at the block's end. "

@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.stats import rankdata
 from sourcesum.data import Pair, Split, load_split
 from sourcesum.errors import ParameterError, RankerError, SourceSumError
 from sourcesum.params import JSON, Param
@@ -56,6 +55,8 @@ def normalize(scores: np.ndarray, how: str) -> np.ndarray:
         return (scores - low) / np.maximum(high - low, EPSILON)
     if how == "rank":
         n = scores.shape[-1]
+        from scipy.stats import rankdata  # on use: scipy.stats takes ~0.5 s to import
+
         ranks = rankdata(-scores, method="average", axis=-1)
         return np.asarray(1.0 - (ranks - 1.0) / n)
     raise ParameterError(f"normalization {how!r}: expected one of {', '.join(NORMALIZATIONS)}")

@@ -321,6 +321,11 @@ def test_leaderboard_measures_are_generic_end_to_end(capsys, scores_dir, tmp_pat
     text = out.read_text()
     assert "| Ranker | XSum-PEGASUS nDCG@5 | XSum-PEGASUS MAP | XSum-PEGASUS RR |" in text
     assert "| Avg nDCG@5 | Avg MAP | Avg RR |" in text and "map" not in text.split("## Results")[1][:400]
+    assert (
+        "- **Measures of this board**: `nDCG@5` (graded relevance), MAP (`AP`, binary relevance), "
+        "`RR` (binary relevance);" in text
+    )
+    assert (tmp_path / "leaderboard.png").read_bytes().startswith(b"\x89PNG")
     _, latex, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "latex", *measures)
     assert r"\multicolumn{3}{c}{XSum-PEGASUS}" in latex and "Ranker & nDCG@5 & MAP & RR & nDCG@5" in latex
     _, csv_text, _ = run_cli(capsys, "leaderboard", "--all", "-o", "-", "--format", "csv", *measures)
