@@ -20,6 +20,12 @@ for variable, folder in (
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast loop (``-m "not slow"``) runs property tests on fewer examples (tests/helpers.py)."""
+    if "not slow" in (config.getoption("markexpr") or ""):
+        os.environ["SOURCESUM_QUICK_TESTS"] = "1"
+
+
 @pytest.fixture
 def scores_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty user score store, exported as $SOURCESUM_SCORES_DIR for the CLI, over an empty

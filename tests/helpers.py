@@ -1,8 +1,19 @@
-"""Hand-made pairs for ranker tests."""
+"""Hand-made pairs for ranker tests, and the example budget of property tests."""
 
 from __future__ import annotations
 
+import os
+
 from sourcesum.data import Pair
+
+QUICK = os.environ.get("SOURCESUM_QUICK_TESTS") == "1"
+"""True in the fast loop (``pytest -m "not slow"``; set by conftest.py)."""
+
+
+def examples(full: int) -> int:
+    """A property test's hypothesis example count: ``full`` in the full suite (what CI runs),
+    a tenth of it (at least 50) in the fast loop."""
+    return full if not QUICK else max(50, full // 10)
 
 
 def make_pair(

@@ -3,6 +3,7 @@ sentence-transformers) and no plotting library unless they draw."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -12,12 +13,14 @@ from sourcesum.data import load_split
 HEAVY = ("torch", "transformers", "sentence_transformers", "matplotlib")
 
 
-def _imported(argv: list[str]) -> list[str]:
+def _imported(argv: list[str], env: dict[str, str] | None = None) -> list[str]:
     script = (
         "import sys, sourcesum.cli as c; code = c.main(sys.argv[1:]); "
         f"print('HEAVY=' + ','.join(m for m in {HEAVY!r} if m in sys.modules)); sys.exit(code)"
     )
-    proc = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=600, env=env
+    )
     assert proc.returncode == 0, proc.stderr
     line = next(line for line in proc.stdout.splitlines() if line.startswith("HEAVY="))
     return [m for m in line[len("HEAVY=") :].split(",") if m]
@@ -37,5 +40,11 @@ def test_reporting_commands_import_no_model_library(argv):
     assert _imported(argv) == []
 
 
+@pytest.mark.slow  # the whole declared board from an empty cache: every statistic computed
 def test_drawing_the_plot_imports_matplotlib_only(tmp_path):
-    assert _imported(["leaderboard", "-o", str(tmp_path / "board.md")]) == ["matplotlib"]
+    env = {**os.environ, "SOURCESUM_CACHE_DIR": str(tmp_path / "cache")}
+    argv = ["leaderboard", "-o", str(tmp_path / "board.md")]
+    assert _imported(argv, env) == ["matplotlib"]
+    drawn = (tmp_path / "leaderboard.png").read_bytes()
+    assert _imported(argv, env) == []  # an unchanged board reuses the memoised plot
+    assert (tmp_path / "leaderboard.png").read_bytes() == drawn

@@ -59,6 +59,7 @@ def patch_splits(monkeypatch, names: set[str], seed: int) -> None:
     )
 
 
+@pytest.mark.slow  # fits on whole splits
 def test_cross_corpus_scores_never_see_the_evaluated_corpus(store, monkeypatch):
     xsum = load_split("xsum_pegasus")
     before = scores_of(create_ranker("learned", rankers=BASES), store, xsum)
@@ -73,6 +74,7 @@ def test_cross_corpus_scores_never_see_the_evaluated_corpus(store, monkeypatch):
     assert control != before
 
 
+@pytest.mark.slow  # fits on whole splits
 def test_kfold_scores_of_a_fold_never_see_its_votes(store):
     split = load_split("xsum_reference")
     ranker_args = {"rankers": BASES, "protocol": "kfold"}
@@ -106,6 +108,7 @@ def test_position_and_length_features():
     assert lengths[:, 1].tolist() == pytest.approx(((words - words.mean()) / words.std()).tolist())
 
 
+@pytest.mark.slow  # fits on whole splits
 def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(store):
     ranker = create_ranker("learned", rankers=BASES)
     ranker.store = store
@@ -135,6 +138,7 @@ def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(stor
     )
 
 
+@pytest.mark.slow  # fits on whole splits
 def test_lambdamart_is_deterministic_and_reports_gain_shares(store):
     split = load_split("xsum_pegasus")
     args = {"rankers": BASES, "model": "lambdamart", "trees": 30}
@@ -174,6 +178,7 @@ def test_bad_parameters(params, message):
         create_ranker("learned", **{"rankers": BASES, **params})
 
 
+@pytest.mark.slow  # fits on whole splits
 def test_cli_explain(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCESUM_SCORES_DIR", str(tmp_path / "scores"))
     assert main(["explain", "learned", "-p", f"learned.rankers={BASES}", "--split", "xsum_pegasus"]) == 0
@@ -190,6 +195,7 @@ def test_cli_explain(capsys, tmp_path, monkeypatch):
     assert "fits no model" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # fits on whole splits
 def test_board_explains_the_protocol_under_the_results(store, tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))  # the statistics memo
     from sourcesum.leaderboard import collect_declared, read_declaration

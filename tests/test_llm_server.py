@@ -19,6 +19,8 @@ from sourcesum.errors import RankerError
 from sourcesum.rankers import create_ranker
 from sourcesum.store import ScoreStore
 
+pytestmark = pytest.mark.slow  # a real server running the real SmolLM2 GGUF
+
 REQUIRED = bool(os.environ.get("CI") or os.environ.get("SOURCESUM_REQUIRE_LLM_SERVER"))
 
 

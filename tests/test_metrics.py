@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
@@ -43,7 +44,7 @@ def tie_heavy_lists(min_n: int, max_n: int, max_relevance: int, max_score: int, 
 lists = tie_heavy_lists(2, 14, max_relevance=4, max_score=3, k_past_end=2)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(lists)
 def test_ndcg_matches_sklearn_tie_averaged(case):
     relevance, raw_scores, k = case
@@ -61,7 +62,7 @@ def test_ndcg_matches_sklearn_tie_averaged(case):
     assert abs(metrics.ndcg(rel, scores, k=k, gain="binary") - bin_expected) <= TOL
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(lists)
 def test_average_precision_matches_sklearn(case):
     relevance, raw_scores, _ = case
@@ -73,7 +74,7 @@ def test_average_precision_matches_sklearn(case):
     assert abs(metrics.average_precision(binary, raw_scores) - expected) <= TOL
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(lists)
 def test_spearman_matches_scipy(case):
     relevance, raw_scores, _ = case
@@ -108,7 +109,7 @@ def _rr(ranked):
 small_lists = tie_heavy_lists(1, 6, max_relevance=1, max_score=2, k_past_end=1)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(small_lists)
 def test_cutoff_measures_and_rr_match_enumeration_of_ties(case):
     relevance, scores, k = case
@@ -133,7 +134,7 @@ def _ap(ranked):
     return total / hits
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(tie_heavy_lists(1, 7, max_relevance=1, max_score=2, k_past_end=0))
 def test_expected_ap_equals_mean_over_tie_orderings(case):
     relevance, scores, _ = case
@@ -172,7 +173,7 @@ def _dcg(ranked):
     return sum(r / math.log2(i + 2) for i, r in enumerate(ranked))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(small_lists)
 def test_tie_averaging_equals_mean_over_orderings_and_bounds_are_extremes(case):
     relevance, scores, _ = case
@@ -190,7 +191,7 @@ def test_tie_averaging_equals_mean_over_orderings_and_bounds_are_extremes(case):
         assert abs(metrics.ndcg_batch(ranking, rel)[0] - expected) <= TOL
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(lists, min_size=1, max_size=20))
 def test_batch_equals_per_list(cases):
     relevance = [c[0] for c in cases]

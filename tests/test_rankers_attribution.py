@@ -29,6 +29,11 @@ SUMMARIES = [
 ]
 EXACT = ("gpt2", "bart")  # computed wholly in float64
 KINDS = ("llama", "gpt2", "bart")
+METHODS_QUICK_FIRST = [
+    "saliency",
+    "input_x_gradient",
+    pytest.param("integrated_gradients", marks=pytest.mark.slow),  # many steps: full suite only
+]
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +106,7 @@ def _finite_difference_gradient(lm, n_context, summary, embeddings, positions, e
     return grad
 
 
+@pytest.mark.slow  # ~15 s per model idle: a forward pass per perturbed embedding
 @pytest.mark.parametrize("kind", EXACT)
 def test_saliency_equals_finite_differences(tiny_models, kind):
     ranker = _ranker(kind)
@@ -130,6 +136,7 @@ def test_saliency_equals_finite_differences(tiny_models, kind):
             assert scores == pytest.approx(want, rel=1e-4)
 
 
+@pytest.mark.slow  # many-step integrals; captum's IG agrees in the full suite too
 @pytest.mark.parametrize("kind", EXACT)
 @pytest.mark.parametrize("baseline", ["zero", "pad"])
 def test_integrated_gradients_completeness(tiny_models, kind, baseline):
@@ -167,7 +174,7 @@ def test_integrated_gradients_completeness(tiny_models, kind, baseline):
 
 
 @pytest.mark.parametrize("kind", EXACT)
-@pytest.mark.parametrize("method", ["saliency", "input_x_gradient", "integrated_gradients"])
+@pytest.mark.parametrize("method", METHODS_QUICK_FIRST)
 def test_attributions_equal_captums_on_single_pairs(tiny_models, kind, method):
     """Captum's Saliency / InputXGradient / IntegratedGradients (midpoint rule) on the plain
     per-pair loss give the attributions the shared-document engine computes for several pairs."""
@@ -207,7 +214,7 @@ def test_attributions_equal_captums_on_single_pairs(tiny_models, kind, method):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("method", ["saliency", "input_x_gradient", "integrated_gradients"])
+@pytest.mark.parametrize("method", METHODS_QUICK_FIRST)
 def test_batched_equals_unbatched(tiny_models, kind, method):
     pairs = _pairs()  # three summaries of different lengths: padded in one batch
     params = {"method": method, **({"steps": 8} if method == "integrated_gradients" else {})}

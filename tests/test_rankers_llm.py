@@ -261,6 +261,7 @@ def test_ranker_scores_report_and_listwise_fallback(tiny_judge, scores_dir):
         assert scores == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.slow  # the tiny judge on a whole split
 def test_cli_run_prints_the_report(tiny_judge, scores_dir, capsys):
     from sourcesum.cli import main
 

@@ -211,6 +211,7 @@ def test_unknown_model_offline_is_a_clear_error():
         create_ranker("perplexity_gain", model="no-such/model").score(_pairs()[0])
 
 
+@pytest.mark.slow  # the real SmolLM2
 def test_smollm2_finds_the_source_sentence_by_perplexity_gain():
     doc = [
         "The weather in the region was mild for most of the week.",
