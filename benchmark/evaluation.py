@@ -36,7 +36,7 @@ class Evaluation:
     """The measures of ``per_pair``'s columns, in order."""
     nan_replaced: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
-    _means: dict[Measure, float] = field(default_factory=dict, repr=False)
+    _means: dict[Measure, float] = field(default_factory=dict, repr=False, compare=False)
 
     def mean(self, measure: Measure) -> float:
         """The split mean of ``measure`` over the pairs where it is defined (memoised)."""

@@ -15,10 +15,15 @@ from sourcesum.store import ScoreStore
 from sourcesum.ties import tie_report
 
 
-@pytest.fixture
-def store(scores_dir, monkeypatch, tmp_path):
+@pytest.fixture(autouse=True)
+def cache_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))
-    store = ScoreStore(scores_dir)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """lead and random on the four main splits, in a store of their own (read-only here)."""
+    store = ScoreStore(tmp_path_factory.mktemp("scores"))
     splits = [load_split(name) for name in main_splits()]
     for name in ("lead", "random"):
         run_splits(create_ranker(name), splits, store, progress=False)

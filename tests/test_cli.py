@@ -253,6 +253,7 @@ def test_show_fits_100_columns_and_names_its_columns(capsys):
     assert code == 2 and "do not fit in 100 columns (at most 5)" in err
 
 
+@pytest.mark.slow  # a CLI subprocess
 def test_a_closed_pipe_ends_quietly():
     import subprocess
     import sys

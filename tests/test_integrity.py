@@ -320,6 +320,7 @@ class SlowLength(Ranker):
 """
 
 
+@pytest.mark.slow  # two CLI subprocesses on one entry
 def test_concurrent_writers_never_lose_finished_pairs(tmp_path):
     """A slow and a fast process fill one entry; the file only ever grows and ends complete."""
     (tmp_path / "slow_plugin.py").write_text(_SLOW_PLUGIN)

@@ -30,9 +30,13 @@ def _imported(argv: list[str], env: dict[str, str] | None = None) -> list[str]:
     "argv",
     [
         ["list", "--json"],
-        ["leaderboard", "--format", "json", "-o", "-"],
-        ["compare", "bm25", "lead", "--split", "xsum_pegasus", "--resamples", "200"],
-        ["show", "PAIR"],
+        # the other commands: full suite only (each a CLI subprocess reading the whole store)
+        pytest.param(["leaderboard", "--format", "json", "-o", "-"], marks=pytest.mark.slow),
+        pytest.param(
+            ["compare", "bm25", "lead", "--split", "xsum_pegasus", "--resamples", "200"],
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(["show", "PAIR"], marks=pytest.mark.slow),
     ],
 )
 def test_reporting_commands_import_no_model_library(argv):

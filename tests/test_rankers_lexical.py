@@ -88,6 +88,7 @@ def test_lexrank_central_sentence_first_and_isolated_sentences_tie():
         create_ranker("lexrank").score(pair)
 
 
+@pytest.mark.slow  # a whole split
 def test_lexrank_is_close_to_the_paper_on_xsum_pegasus():
     ndcg, ap = _means("lexrank", "xsum_pegasus")
     assert abs(ndcg - 0.7499) < 1e-3 and abs(ap - 0.5302) < 1e-3
@@ -102,6 +103,7 @@ def test_tfidf_identical_sentence_scores_one():
         assert scores[0] == pytest.approx(1.0) and scores[1] == pytest.approx(0.0)
 
 
+@pytest.mark.slow  # four rankers on a whole split
 def test_lexical_rankers_beat_random_on_cnn_reference():
     random_ndcg = _means("random", "cnn_reference")[0]
     for name in ("bm25", "tfidf", "rouge2", "rougeL"):

@@ -214,7 +214,7 @@ def _naive_dist(model, ids, table):
 
 
 @pytest.mark.parametrize("chat", [False, True])
-@pytest.mark.parametrize("spec", ["0-9", "0-100"])
+@pytest.mark.parametrize("spec", ["0-9", pytest.param("0-100", marks=pytest.mark.slow)])  # 0-100: 101 ratings
 def test_local_backend_equals_naive_forward_passes(tiny_judge, chat, spec):
     model, tokenizer = tiny_judge
     scale = Scale.parse(spec)

@@ -319,6 +319,7 @@ def _store_files(root):
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.glob("*/*.json"))}
 
 
+@pytest.mark.slow  # three rankers on three whole splits, sharded and not
 def test_shards_merged_equal_an_unsharded_run_bit_for_bit(tmp_path, capsys):
     splits = [load_split(name) for name in SHARD_SPLITS]
     n = 3

@@ -138,6 +138,7 @@ def test_pages_load_nothing_from_outside_the_folder(built):
                 assert "//" not in reference and (out / reference).is_file(), (page.name, reference)
 
 
+@pytest.mark.slow  # drives headless Chromium
 def test_every_leaderboard_row_and_value_is_on_the_page(built, browser):
     out, board, _ = built
     open_page(browser, out / INDEX_FILE)
@@ -176,6 +177,7 @@ def test_every_leaderboard_row_and_value_is_on_the_page(built, browser):
     assert "preferred-citation" in texts(browser, "#cite pre")[0]
 
 
+@pytest.mark.slow  # drives headless Chromium
 def test_sorting_works_on_every_column(built, browser):
     out, board, _ = built
     open_page(browser, out / INDEX_FILE)
@@ -201,6 +203,7 @@ def test_sorting_works_on_every_column(built, browser):
         assert state.count("none") == len(columns) - 1
 
 
+@pytest.mark.slow  # drives headless Chromium
 def test_opening_a_pair_shows_its_sentences_votes_and_scores(built, browser):
     out, board, _ = built
     split = load_split("xsum_pegasus")
@@ -253,6 +256,7 @@ def test_opening_a_pair_shows_its_sentences_votes_and_scores(built, browser):
     assert len(texts(browser, "#sentences .scores li")) == 3 * pair.n_sentences
 
 
+@pytest.mark.slow  # drives headless Chromium
 def test_budgets_size_first_render_and_no_horizontal_scrolling(built, browser):
     out, board, _ = built
     index_size = (out / INDEX_FILE).stat().st_size + (out / "plot.png").stat().st_size
