@@ -20,7 +20,7 @@ a message naming the source (a file, ``ranker <label>``...) and the pair.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, cast
 
@@ -132,19 +132,25 @@ def _finite_error(
 
 
 def validated_row(
-    pair: Judged, scores: Sequence[float], source: str, error: type[SourceSumError] = ScoreFileError
+    pair: Judged,
+    scores: Sequence[float],
+    source: str | Callable[[], str],
+    error: type[SourceSumError] = ScoreFileError,
 ) -> list[float]:
     """``scores`` as floats if they are numbers, one per sentence of ``pair``, all finite; else
-    ``error`` naming ``source`` and the pair."""
+    ``error`` naming ``source`` and the pair. ``source`` may be a function giving the name, called
+    only on failure (a ranker's label is costly to build for every pair)."""
     try:
         values = [float(x) for x in scores]
     except (TypeError, ValueError) as exc:
-        raise error(f"{source}: pair {pair.id} has non-numeric scores ({exc})") from exc
-    check_length(pair, len(values), source, error)
-    for index, value in enumerate(values):
-        if not math.isfinite(value):
-            raise _finite_error(pair, index, value, source, error)
-    return values
+        name = source() if callable(source) else source
+        raise error(f"{name}: pair {pair.id} has non-numeric scores ({exc})") from exc
+    if len(values) == pair.n_sentences and all(map(math.isfinite, values)):
+        return values
+    name = source() if callable(source) else source
+    check_length(pair, len(values), name, error)
+    index = next(i for i, value in enumerate(values) if not math.isfinite(value))
+    raise _finite_error(pair, index, values[index], name, error)
 
 
 @dataclass(frozen=True, eq=False)

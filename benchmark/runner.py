@@ -37,7 +37,7 @@ from tqdm.auto import tqdm
 def validated_scores(ranker: Ranker, pair: Pair, scores: Sequence[float]) -> list[float]:
     """``scores`` as a list of floats, or :class:`RankerError` naming the ranker and pair
     (:func:`sourcesum.qrels.validated_row`)."""
-    return validated_row(pair, scores, f"ranker {ranker.label}", RankerError)
+    return validated_row(pair, scores, lambda: f"ranker {ranker.label}", RankerError)
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The fast loop (``-m "not slow"``) runs property tests on fewer examples (tests/helpers.py)."""
+    """The fast loop (``-m "not slow"``) runs property tests on fewer examples (tests/helpers.py)
+    and torch on one thread unless ``OMP_NUM_THREADS`` says otherwise: its tiny models gain
+    nothing from a second thread, and on cores shared with other jobs two threads spin against
+    them (a tiny-model test took 29 s with two threads, 5.7 s with one, at load average 2.5)."""
     if "not slow" in (config.getoption("markexpr") or ""):
         os.environ["SOURCESUM_QUICK_TESTS"] = "1"
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture
