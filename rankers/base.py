@@ -137,8 +137,11 @@ class Ranker:
 
     @classmethod
     def parameters(cls) -> dict[str, tuple[Param, Any]]:
-        """``name -> (Param, default)`` for every ``__init__`` keyword argument."""
-        return signature_params(cls, cls.param_specs)
+        """``name -> (Param, default)`` for every ``__init__`` keyword argument (read from the
+        signature once per class: labels and keys ask for it for every entry)."""
+        if cls not in _PARAMETERS:
+            _PARAMETERS[cls] = signature_params(cls, cls.param_specs)
+        return dict(_PARAMETERS[cls])
 
     @classmethod
     def canonical_params(cls, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -183,6 +186,8 @@ class Ranker:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({json.dumps(self.get_params(), sort_keys=True, default=str)})"
 
+
+_PARAMETERS: dict[type[Ranker], dict[str, tuple[Param, Any]]] = {}
 
 RANKERS: Registry[type[Ranker]] = Registry("ranker", Ranker, "sourcesum.rankers")
 register = RANKERS.register
