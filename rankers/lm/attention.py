@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sourcesum.data import Pair
@@ -12,14 +12,12 @@ from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
 from sourcesum.rankers.lm.inputs import (
-    DEFAULT_TEMPLATE,
     Context,
     causal_context,
     causal_summary,
     seq2seq_context,
     seq2seq_summary,
 )
-from sourcesum.rankers.lm.models import DEFAULT_LM
 
 if TYPE_CHECKING:
     import torch
@@ -82,18 +80,14 @@ class AttentionRanker(LMRanker):
 
     def __init__(
         self,
-        model: str = DEFAULT_LM,
         layers: str = "all",
         normalize: str = "none",
-        template: str = DEFAULT_TEMPLATE,
-        device: str = "auto",
-        dtype: str = "float32",
-        batch_size: int = 8,
+        **options: Any,
     ):
         if normalize not in ("none", "length"):
             raise ValueError("normalize must be 'none' or 'length'")
-        self.layers, self.normalize, self.template = layers, normalize, template
-        self._set_model_options(model, device, dtype, batch_size)
+        self.layers, self.normalize = layers, normalize
+        super().__init__(**options)
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         import torch  # imported here so that importing this module loads no model library
@@ -103,7 +97,13 @@ class AttentionRanker(LMRanker):
 
     def _score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         import torch
-        from sourcesum.rankers.lm.engine import cache_arguments, expand_state, pad_batch, run_context
+        from sourcesum.rankers.lm.engine import (
+            cache_arguments,
+            expand_state,
+            length_buckets,
+            pad_batch,
+            run_context,
+        )
 
         lm = self.lm()
         model, tok = lm.model, lm.tokenizer
@@ -111,8 +111,8 @@ class AttentionRanker(LMRanker):
         layers = parse_layers(self.layers, config.num_hidden_layers)
         normalize = self.normalize == "length"
         sentences = pairs[0].sentences
-        rows: list[np.ndarray] = []
         if lm.seq2seq:
+            masses: list[np.ndarray] = []
             context = seq2seq_context(tok, sentences)
             self.check_fits(context, pairs, 0)
             ids = torch.tensor([context.ids()], device=model.device)
@@ -121,16 +121,16 @@ class AttentionRanker(LMRanker):
                 labels = torch.tensor([seq2seq_summary(tok, pair.summary)], device=model.device)
                 out = model(encoder_outputs=encoded, labels=labels, output_attentions=True)
                 query_mask = torch.ones(labels.shape, device=model.device)
-                rows.append(sentence_mass(out.cross_attentions, layers, query_mask, context, normalize)[0])
-            return [r.tolist() for r in rows]
+                masses.append(sentence_mass(out.cross_attentions, layers, query_mask, context, normalize)[0])
+            return [m.tolist() for m in masses]
         context = causal_context(tok, sentences, self.template)
         summaries = [causal_summary(tok, p.summary) for p in pairs]
         self.check_fits(context, pairs, max(map(len, summaries)))
         state = run_context(model, context.ids())
-        for start in range(0, len(summaries), self.batch_size):
-            chunk = summaries[start : start + self.batch_size]
-            ids, mask = pad_batch(chunk, model.device)
-            cache, context_mask = expand_state(state, len(chunk), model.device)
+        rows: dict[int, np.ndarray] = {}
+        for bucket in length_buckets([len(s) for s in summaries], self.batch_size):
+            ids, mask = pad_batch([summaries[i] for i in bucket], model.device)
+            cache, context_mask = expand_state(model, state, len(bucket))
             out = model(
                 input_ids=ids,
                 attention_mask=torch.cat([context_mask, mask], 1),
@@ -140,5 +140,7 @@ class AttentionRanker(LMRanker):
             )
             if out.attentions is None or out.attentions[0] is None:
                 raise SourceSumError(f"model {self.model} returned no attentions; it needs eager attention")
-            rows.extend(sentence_mass(out.attentions, layers, mask, context, normalize))
-        return [r.tolist() for r in rows]
+            rows.update(
+                zip(bucket, sentence_mass(out.attentions, layers, mask, context, normalize), strict=True)
+            )
+        return [rows[i].tolist() for i in range(len(summaries))]

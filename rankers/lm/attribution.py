@@ -41,14 +41,13 @@ from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
 from sourcesum.rankers.lm.inputs import (
-    DEFAULT_TEMPLATE,
     Context,
     causal_context,
     causal_summary,
     seq2seq_context,
     seq2seq_summary,
 )
-from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM
+from sourcesum.rankers.lm.models import LoadedLM
 
 if TYPE_CHECKING:  # torch is imported where scores are computed: listing rankers loads no model library
     import torch
@@ -237,6 +236,7 @@ class AttributionRanker(LMRanker):
 
     name = "attribution"
     version = "1"
+    default_batch_size = 4
 
     param_specs = {
         **LMRanker.param_specs,
@@ -254,22 +254,18 @@ class AttributionRanker(LMRanker):
 
     def __init__(
         self,
-        model: str = DEFAULT_LM,
         method: str = "saliency",
         aggregate: str = "sum",
         token_norm: str = "l2",
         steps: int = DEFAULT_STEPS,
         baseline: str = "zero",
-        template: str = DEFAULT_TEMPLATE,
-        device: str = "auto",
-        dtype: str = "float32",
-        batch_size: int = 4,
+        **options: Any,
     ):
         if method != "integrated_gradients" and (steps != DEFAULT_STEPS or baseline != "zero"):
             raise ValueError("steps and baseline apply to method=integrated_gradients only")
         self.method, self.aggregate, self.token_norm = method, aggregate, token_norm
-        self.steps, self.baseline, self.template = int(steps), baseline, template
-        self._set_model_options(model, device, dtype, batch_size)
+        self.steps, self.baseline = int(steps), baseline
+        super().__init__(**options)
 
     def lm(self) -> LoadedLM:
         loaded = super().lm()

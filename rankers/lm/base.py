@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from sourcesum.data import Pair
-from sourcesum.params import Param
+from sourcesum.params import Param, signature_params
 from sourcesum.rankers.base import Ranker
-from sourcesum.rankers.lm.inputs import Context, check_length
-from sourcesum.rankers.lm.models import LoadedLM, load_lm
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, Context, check_length
+from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm, resolve_dtype_name
 
 
 class LMRanker(Ranker):
     """Base of rankers that read a causal or seq2seq language model.
 
-    Common options: ``model`` (hub name or local path; default SmolLM2-135M-Instruct, offline),
-    ``device`` (auto/cuda/mps/cpu), ``dtype`` (float32/bfloat16/float16/auto) and
-    ``batch_size``. ``device`` and ``batch_size`` are left out of the cache key; ``dtype`` is
-    not, since it changes the scores.
+    The options every LM ranker takes live here, in :meth:`__init__`: ``model`` (hub name or
+    local path; default SmolLM2-135M-Instruct, offline), ``template`` (causal prompt; rankers
+    with ``uses_template = False`` take none), ``device`` (auto/cuda/mps/cpu), ``dtype``
+    (float32/bfloat16/float16/auto) and ``batch_size`` (default ``default_batch_size``). A
+    subclass's ``__init__`` takes its own keywords plus ``**options`` for these, and
+    :meth:`parameters` lists both. ``device`` and ``batch_size`` are left out of the cache key;
+    ``dtype`` is not, since it changes the scores: ``auto`` is resolved when the ranker is made
+    (:func:`~sourcesum.rankers.lm.models.resolve_dtype_name`), so the key and label hold the
+    precision actually used, never ``auto``.
     """
 
     label_params = ("model",)
@@ -35,10 +40,33 @@ class LMRanker(Ranker):
     }
     eager_attention: ClassVar[bool] = False
     batch_pairs = 8  # LM pairs are slow: save (and show progress) often
+    default_batch_size: ClassVar[int] = 8
+    uses_template: ClassVar[bool] = True
 
-    def _set_model_options(self, model: str, device: str, dtype: str, batch_size: int) -> None:
-        """Store the common options; every LM ranker's ``__init__`` calls this."""
-        self.model, self.device, self.dtype, self.batch_size = model, device, dtype, batch_size
+    def __init__(
+        self,
+        model: str = DEFAULT_LM,
+        template: str = DEFAULT_TEMPLATE,
+        device: str = "auto",
+        dtype: str = "float32",
+        batch_size: int | None = None,
+    ):
+        if not self.uses_template and template != DEFAULT_TEMPLATE:
+            raise ValueError(f"{self.name} takes no template")
+        self.model, self.device = model, device
+        self.batch_size = int(batch_size) if batch_size is not None else self.default_batch_size
+        self.dtype = resolve_dtype_name(dtype, device)
+        if self.uses_template:
+            self.template = template
+
+    @classmethod
+    def parameters(cls) -> dict[str, tuple[Param, Any]]:
+        """The subclass's own ``__init__`` keywords and the common options of :meth:`__init__`."""
+        common = signature_params(LMRanker, cls.param_specs)
+        if not cls.uses_template:
+            del common["template"]
+        common["batch_size"] = (common["batch_size"][0], cls.default_batch_size)
+        return {"model": common.pop("model"), **signature_params(cls, cls.param_specs), **common}
 
     def lm(self) -> LoadedLM:
         return load_lm(self.model, self.device, self.dtype, eager_attention=self.eager_attention)

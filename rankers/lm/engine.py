@@ -3,7 +3,11 @@
 Causal models: a context is run once and its key/value cache kept; each continuation batch
 (summaries, or sentences for PMI) reuses that cache instead of re-reading the context, and a
 leave-one-sentence-out variant reuses the cache of the prefix before the removed sentence, so
-only the tokens after it are recomputed. Seq2seq models: the encoder runs once over all
+only the tokens after it are recomputed. Reusing a cache copies nothing: :func:`fork_cache`
+builds a new cache from views of the old one (a dynamic cache grows by concatenation, which
+leaves the viewed tensors untouched). Continuations are read in length-sorted buckets
+(:func:`length_buckets`), so little of a batch is padding; a run over a context keeps the
+logits of its last position only. Seq2seq models: the encoder runs once over all
 variants of a document (batched); every summary of the document reuses those encoder states.
 
 All losses are *mean token negative log-likelihoods* of the continuation (nats per token).
@@ -11,7 +15,6 @@ All losses are *mean token negative log-likelihoods* of the continuation (nats p
 
 from __future__ import annotations
 
-import copy
 import inspect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +28,28 @@ from sourcesum.rankers.lm.inputs import Context
 def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
     for start in range(0, len(items), max(1, size)):
         yield items[start : start + size]
+
+
+def length_buckets(lengths: Sequence[int], size: int, slack: int = 32) -> list[list[int]]:
+    """Indices of ``lengths`` in batches of at most ``size``, sorted by length (shortest first).
+
+    A batch is closed early when widening it to the next length would add more than ``slack``
+    padded tokens (``rows x growth``): a forward pass costs about as much as ``slack`` tokens
+    more, so a narrower batch is then cheaper. The order inside a batch is the sorted order.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    batches: list[list[int]] = []
+    for i in order:
+        current = batches[-1] if batches else None
+        if (
+            current is None
+            or len(current) >= max(1, size)
+            or len(current) * (lengths[i] - lengths[current[-1]]) > slack
+        ):
+            batches.append([i])
+        else:
+            current.append(i)
+    return batches
 
 
 def pad_batch(rows: Sequence[Sequence[int]], device: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -49,11 +74,26 @@ def returned_cache(output: Any) -> Any:
     return cache if cache is not None else output.past_key_values
 
 
-def crop_cache(cache: Any, length: int) -> None:
-    """Keep the first ``length`` positions (a negative ``crop`` works across versions)."""
-    excess = cache.get_seq_length() - length
-    if excess > 0:
-        cache.crop(-excess)
+def fork_cache(model: Any, cache: Any, length: int | None = None, batch: int = 1) -> Any:
+    """A new dynamic cache with the first ``length`` positions of ``cache`` (all if ``None``),
+    repeated ``batch`` times: views, no copy. Appending to it (``torch.cat``) never changes
+    ``cache``, so one context cache serves every continuation batch and ablation variant."""
+    from transformers import DynamicCache
+
+    data = []
+    for layer in cache.layers:
+        keys, values = layer.keys, layer.values
+        if length is not None:
+            keys, values = keys[..., :length, :], values[..., :length, :]
+        if batch > 1:
+            keys, values = keys.expand(batch, -1, -1, -1), values.expand(batch, -1, -1, -1)
+        data.append((keys, values))
+    return DynamicCache(ddp_cache_data=data, config=model.config)
+
+
+def last_logits_only(model: Any) -> dict[str, Any]:
+    """``logits_to_keep=1`` where the model accepts it: a context run needs its last logits only."""
+    return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
 
 
 def _token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -88,37 +128,39 @@ def run_context(
     cache = None
     if reuse is not None and reuse_length > 0:
         reuse_length = min(reuse_length, len(ids) - 1)  # keep >= 1 new token for the logits
-        cache = copy.deepcopy(reuse.cache)
-        crop_cache(cache, reuse_length)
+        cache = fork_cache(model, reuse.cache, reuse_length)
     else:
         reuse_length = 0
     new = torch.tensor([list(ids[reuse_length:])], dtype=torch.long, device=device)
     full_mask = torch.tensor([mask], dtype=torch.long, device=device)
-    out = model(input_ids=new, attention_mask=full_mask, use_cache=True, **cache_arguments(model, cache))
+    out = model(
+        input_ids=new,
+        attention_mask=full_mask,
+        use_cache=True,
+        **cache_arguments(model, cache),
+        **last_logits_only(model),
+    )
     return CausalState(returned_cache(out), mask, out.logits[0, -1])
 
 
-def expand_state(state: CausalState, batch: int, device: str) -> tuple[Any, torch.Tensor]:
-    """A private copy of the state's cache repeated ``batch`` times, and its attention mask."""
-    cache = copy.deepcopy(state.cache)
-    if batch > 1:
-        cache.batch_repeat_interleave(batch)
-    mask = torch.tensor([state.mask], dtype=torch.long, device=device).expand(batch, -1)
-    return cache, mask
+def expand_state(model: Any, state: CausalState, batch: int) -> tuple[Any, torch.Tensor]:
+    """A cache of the state for ``batch`` rows (see :func:`fork_cache`) and its attention mask."""
+    mask = torch.tensor([state.mask], dtype=torch.long, device=model.device).expand(batch, -1)
+    return fork_cache(model, state.cache, batch=batch), mask
 
 
 @torch.inference_mode()
 def continuation_nll(
     model: Any, state: CausalState, continuations: Sequence[Sequence[int]], batch_size: int
 ) -> np.ndarray:
-    """Mean token NLL of each continuation read right after ``state`` (batched, cache reused)."""
+    """Mean token NLL of each continuation read right after ``state`` (cache reused, batches
+    of similar lengths: :func:`length_buckets`)."""
     device = model.device
     out = np.empty(len(continuations))
-    done = 0
-    for chunk in _chunks(continuations, batch_size):
-        ids, cmask = pad_batch(chunk, device)
-        batch = len(chunk)
-        cache, context_mask = expand_state(state, batch, device)
+    for rows in length_buckets([len(c) for c in continuations], batch_size):
+        ids, cmask = pad_batch([continuations[i] for i in rows], device)
+        batch = len(rows)
+        cache, context_mask = expand_state(model, state, batch)
         logits = model(
             input_ids=ids,
             attention_mask=torch.cat([context_mask, cmask], dim=1),
@@ -128,8 +170,7 @@ def continuation_nll(
         first = state.last_logits.unsqueeze(0).unsqueeze(0).expand(batch, 1, -1)
         predictions = torch.cat([first, logits[:, :-1]], dim=1)
         nll = (_token_nll(predictions, ids) * cmask).sum(1) / cmask.sum(1)
-        out[done : done + batch] = nll.cpu().numpy()
-        done += batch
+        out[rows] = nll.cpu().numpy()
     return out
 
 

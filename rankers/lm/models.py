@@ -82,14 +82,38 @@ def resolve_lm_path(name: str) -> str:
     return str(dequantized_copy(name)) if name in _GGUF_MODELS else name
 
 
-def resolve_dtype(dtype: str, device: str):
-    import torch
+def cpu_has_native_bf16() -> bool:
+    """True when the CPU computes bfloat16 in hardware (x86 flags ``amx_bf16`` or ``avx512_bf16``
+    in ``/proc/cpuinfo``); other CPUs would emulate it, slower and no more exact than float32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
 
+
+def resolve_dtype_name(dtype: str, device: str = "auto") -> str:
+    """``dtype``, or for ``"auto"`` the precision that the resolved ``device`` runs natively:
+    ``bfloat16`` on a CUDA GPU with bf16 support or a CPU with native bf16
+    (:func:`cpu_has_native_bf16`), else ``float32``. The answer keys the score cache, so
+    scores computed in one precision are never read as the other's."""
     if dtype not in _DTYPES:
         raise SourceSumError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
-    if dtype == "auto":
-        return torch.bfloat16 if device == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
-    return getattr(torch, dtype)
+    if dtype != "auto":
+        return dtype
+    device = resolve_device(device)
+    if device == "cuda":
+        import torch
+
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
+    return "bfloat16" if device == "cpu" and cpu_has_native_bf16() else "float32"
+
+
+def resolve_dtype(dtype: str, device: str):
+    """The torch dtype of :func:`resolve_dtype_name`."""
+    import torch
+
+    return getattr(torch, resolve_dtype_name(dtype, device))
 
 
 def load_lm(
@@ -100,6 +124,7 @@ def load_lm(
     ``eager_attention`` selects ``attn_implementation="eager"``, needed for attention outputs.
     """
     device = resolve_device(device)
+    dtype = resolve_dtype_name(dtype, device)
     attn = "eager" if eager_attention else "sdpa"
     key = (name, device, dtype, attn)
     if key in _LOADED:

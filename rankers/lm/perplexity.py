@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from sourcesum.data import Pair
@@ -10,13 +11,11 @@ from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
 from sourcesum.rankers.lm.inputs import (
-    DEFAULT_TEMPLATE,
     causal_context,
     causal_summary,
     seq2seq_context,
     seq2seq_summary,
 )
-from sourcesum.rankers.lm.models import DEFAULT_LM
 
 ABLATIONS = ("delete", "mask")
 GAINS = ("loss", "perplexity")
@@ -46,18 +45,14 @@ class PerplexityGainRanker(LMRanker):
 
     def __init__(
         self,
-        model: str = DEFAULT_LM,
         ablation: str = "delete",
         gain: str = "loss",
-        template: str = DEFAULT_TEMPLATE,
-        device: str = "auto",
-        dtype: str = "float32",
-        batch_size: int = 8,
+        **options: Any,
     ):
         if ablation not in ABLATIONS or gain not in GAINS:
             raise ValueError(f"ablation must be in {ABLATIONS} and gain in {GAINS}")
-        self.ablation, self.gain, self.template = ablation, gain, template
-        self._set_model_options(model, device, dtype, batch_size)
+        self.ablation, self.gain = ablation, gain
+        super().__init__(**options)
 
     def losses(self, pairs: Sequence[Pair]) -> np.ndarray:
         """``(n_pairs, n_sentences + 1)`` summary losses; column 0 = full document."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sourcesum.data import Pair
 from sourcesum.errors import SourceSumError
@@ -11,7 +11,6 @@ from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.lm.base import LMRanker
 from sourcesum.rankers.lm.inputs import causal_summary, start_tokens
-from sourcesum.rankers.lm.models import DEFAULT_LM
 
 if TYPE_CHECKING:
     from sourcesum.rankers.lm.engine import CausalState
@@ -34,6 +33,8 @@ class PMIRanker(LMRanker):
 
     name = "pmi"
     version = "1"
+    default_batch_size = 16
+    uses_template = False
 
     param_specs = {
         **LMRanker.param_specs,
@@ -44,16 +45,13 @@ class PMIRanker(LMRanker):
 
     def __init__(
         self,
-        model: str = DEFAULT_LM,
         direction: str = "sentence|summary",
-        device: str = "auto",
-        dtype: str = "float32",
-        batch_size: int = 16,
+        **options: Any,
     ):
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}")
         self.direction = direction
-        self._set_model_options(model, device, dtype, batch_size)
+        super().__init__(**options)
         self._start: CausalState | None = None  # the start token's cache, shared by all texts
 
     def _unconditional_nll(self, texts: Sequence[tuple[int, ...]]) -> list[float]:
