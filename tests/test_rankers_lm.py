@@ -12,7 +12,7 @@ from helpers import make_pair
 from sourcesum.data import Split, load_split, main_splits
 from sourcesum.errors import SourceSumError
 from sourcesum.paths import PROJECT_ROOT
-from sourcesum.rankers import create_ranker
+from sourcesum.rankers import RANKERS, create_ranker
 from sourcesum.rankers.device import resolve_sentence_model
 from sourcesum.rankers.lm.engine import naive_nll
 from sourcesum.rankers.lm.inputs import (
@@ -330,3 +330,93 @@ def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
             assert np.abs(np.array(values) - np.array(reference.scores[pair_id])).max() <= 1e-6, pair_id
             checked += 1
     assert checked == len(ids)
+
+
+# --- precision, batching and the shared LM options --------------------------------------------
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_auto_dtype_resolves_by_hardware_and_keys_the_store(tmp_path, monkeypatch, tiny_causal, native):
+    from sourcesum.rankers.lm import models
+
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda: native)
+    expected = "bfloat16" if native else "float32"
+    assert models.resolve_dtype_name("auto", "cpu") == expected
+    assert models.resolve_dtype_name("float32", "cpu") == "float32"  # explicit wins
+    model, tok = tiny_causal
+    register_loaded("tiny-causal", model.to(torch.bfloat16) if native else model, tok, dtype=expected)
+    try:
+        ranker = create_ranker("pmi", model="tiny-causal", dtype="auto", device="cpu")
+        assert ranker.get_params()["dtype"] == expected  # the key holds the precision used
+        assert ("dtype=bfloat16" in ranker.label) is native
+        split = _hand_split("hand_a", _pairs())
+        entry = run_splits(ranker, [split], ScoreStore(tmp_path), progress=False)[0].entry
+        explicit = create_ranker("pmi", model="tiny-causal", dtype=expected, device="cpu")
+        assert entry.params["dtype"] == expected and "auto" not in entry.to_json()
+        assert entry.key == run_splits(explicit, [split], ScoreStore(tmp_path), progress=False)[0].entry.key
+        assert (
+            entry.key
+            != run_splits(
+                create_ranker(
+                    "pmi", model="tiny-causal", dtype="float32" if native else "bfloat16", device="cpu"
+                ),
+                [split],
+                ScoreStore(tmp_path / "other"),
+                Selection(limit=1),
+                progress=False,
+            )[0].entry.key
+        )
+    finally:
+        model.to(torch.float32)
+
+
+def test_length_buckets_sort_and_bound_batches():
+    from sourcesum.rankers.lm.engine import length_buckets
+
+    lengths = [30, 5, 6, 31, 7, 90, 29]
+    buckets = length_buckets(lengths, size=3, slack=32)
+    assert sorted(i for b in buckets for i in b) == list(range(len(lengths)))
+    assert all(0 < len(b) <= 3 for b in buckets)
+    flat = [lengths[i] for b in buckets for i in b]
+    assert flat == sorted(lengths)
+    assert [lengths[i] for i in buckets[-1]] == [90]  # 90 would pad two rows by 59 tokens each
+
+
+@pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])
+def test_batched_length_sorted_scores_equal_one_at_a_time_in_float32(tiny_causal, name):
+    pairs = _pairs()
+    batched = create_ranker(name, model="tiny-causal", batch_size=3).score_batch(pairs)
+    single = create_ranker(name, model="tiny-causal", batch_size=1).score_batch(pairs)
+    # Padding a summary to another width changes float32 rounding only: a difference of losses
+    # near ln(vocab) ~ 10.3 nats (this random model) is exact to a few units in the last place.
+    ulp = float(np.spacing(np.float32(10.3)))  # 9.5e-7 (SmolLM2's losses, ~3 nats: 2.4e-7)
+    tolerance = 4 * ulp if name == "perplexity_gain" else 1e-6
+    assert np.abs(np.array(batched) - np.array(single)).max() <= tolerance
+
+
+@pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])
+def test_the_bfloat16_path_runs_on_a_tiny_model(tiny_causal, name):
+    model, tok = tiny_causal
+    half = type(model)._from_config(model.config, attn_implementation=model.config._attn_implementation)
+    half.load_state_dict(model.state_dict())
+    half.to(torch.bfloat16)
+    register_loaded("tiny-causal-bf16", half, tok, dtype="bfloat16", eager_attention=name == "attention")
+    ranker = create_ranker(name, model="tiny-causal-bf16", dtype="bfloat16", batch_size=2)
+    assert ranker.lm().model.dtype == torch.bfloat16
+    scores = np.array(ranker.score_batch(_pairs()))
+    reference = np.array(create_ranker(name, model="tiny-causal").score_batch(_pairs()))
+    assert scores.shape == reference.shape and np.isfinite(scores).all()
+    assert np.abs(scores - reference).max() < 0.1 * (1 + np.abs(reference).max())
+
+
+def test_the_lm_options_are_declared_once_and_keep_labels_and_defaults():
+    from sourcesum.errors import ParameterError
+
+    for name, batch in (("perplexity_gain", 8), ("pmi", 16), ("attention", 8), ("attribution", 4)):
+        specs = RANKERS.get(name).parameters()
+        assert list(specs)[0] == "model" and {"device", "dtype", "batch_size"} <= set(specs)
+        assert specs["batch_size"][1] == batch == create_ranker(name).batch_size
+        assert ("template" in specs) is (name != "pmi")
+        assert create_ranker(name).label == f"{name}(model=SmolLM2-135M-Instruct)"
+    with pytest.raises(ParameterError, match="template"):
+        create_ranker("pmi", template="{document}{summary}")

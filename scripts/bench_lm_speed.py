@@ -1,0 +1,219 @@
+"""End-to-end speed of the LM rankers, and agreement of their scores with the committed float32 ones.
+
+Runs ``perplexity_gain``, ``pmi`` and ``attention`` (default model, ``--dtype``, CPU unless
+``--device``) over the four main splits through the runner, into an empty temporary store (or
+``--scores-dir``), one ranker after the other, and prints each ranker's wall time and pairs/s
+(the model load is timed apart: it is cached after the first use). ``--docs N`` scores only the
+first N documents of each corpus (all their pairs, in every split holding them): a sample.
+
+Then it compares the new scores with the float32 reference, the committed store (the declared
+rows in leaderboard.toml pin ``dtype = "float32"``), without recomputing it:
+  * per-pair Spearman between new and reference scores (``scipy.stats.spearmanr``; pairs where
+    either is constant are counted apart), mean and minimum, and the largest score difference;
+  * when the new entries are complete on the four splits: the leaderboard rendered by the
+    harness's own code (``collect_declared`` with its statistics) from the committed store, and
+    again with each declared LM row's dtype replaced by the new one (new entries layered over
+    the committed store); every cell (ranker x split, NDCG and MAP) compared with the
+    reference row's, and every mark compared (bold best, † not significantly worse than the
+    best, significantly better/worse than lead).
+
+    python scripts/bench_lm_speed.py [--dtype auto] [--docs N] [--rankers perplexity_gain,pmi,attention]
+                                     [--scores-dir DIR] [--threads 2]
+
+Run it on a quiet machine: the figures are wall times; ``uptime``'s load is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy.stats import spearmanr
+from sourcesum.data import load_split, main_splits
+from sourcesum.leaderboard import ALPHA, DeclaredRow, Leaderboard, collect_declared, read_declaration
+from sourcesum.paths import PROJECT_ROOT
+from sourcesum.rankers import create_ranker
+from sourcesum.render import cell_mark
+from sourcesum.runner import Selection, run_splits
+from sourcesum.store import ScoreStore, StoreStack
+
+LM_RANKERS = ("perplexity_gain", "pmi", "attention")
+NDCG_TOLERANCE, MAP_TOLERANCE = 0.003, 0.005
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def sample_ids(splits, docs: int | None) -> frozenset[str] | None:
+    """Pair ids of the first ``docs`` documents of each corpus, in every split holding them."""
+    if docs is None:
+        return None
+    keys: set[str] = set()
+    for corpus in {s.name.split("_")[0] for s in splits}:
+        first = next(s for s in splits if s.name.startswith(corpus))
+        keys.update(list(dict.fromkeys(p.document_key for p in first))[:docs])
+    return frozenset(p.id for s in splits for p in s if p.document_key in keys)
+
+
+def time_rankers(names, dtype, device, splits, store, selection) -> dict[str, list]:
+    """Run each ranker over the splits; print its time and throughput; return its runs."""
+    runs = {}
+    for name in names:
+        ranker = create_ranker(name, dtype=dtype, device=device)
+        start = time.perf_counter()
+        lm = ranker.lm()
+        loaded = time.perf_counter() - start
+        start = time.perf_counter()
+        runs[name] = run_splits(ranker, splits, store, selection, progress=False)
+        seconds = time.perf_counter() - start
+        n = sum(len(r.pairs) for r in runs[name])
+        print(
+            f"{name:16s} dtype {ranker.dtype:8s} {n:5d} pairs  {seconds / 60:7.2f} min  "
+            f"{n / seconds:6.3f} pairs/s  (model load {loaded:.1f} s, {lm.model.dtype}, {lm.device})",
+            flush=True,
+        )
+    return runs
+
+
+def spearman_agreement(runs, committed: ScoreStore) -> None:
+    """Per-pair Spearman between the new scores and the committed float32 ones."""
+    print("\nper-pair Spearman vs the committed float32 scores:")
+    for name, name_runs in runs.items():
+        rhos, constant, largest = [], 0, 0.0
+        for run in name_runs:
+            reference = committed.load(name, run.split.name, float32_key(name, run.split))
+            if reference is None:
+                raise SystemExit(f"no committed float32 {name} entry for {run.split.name}")
+            for pair_id, values in run.scores().items():
+                gap = np.abs(np.asarray(values) - np.asarray(reference.scores[pair_id])).max()
+                largest = max(largest, float(gap))
+                rho = spearmanr(reference.scores[pair_id], values).statistic
+                if np.isfinite(rho):
+                    rhos.append(rho)
+                else:
+                    constant += 1
+        print(
+            f"  {name:16s} mean {np.mean(rhos):.4f}  min {np.min(rhos):.4f}  "
+            f"max |score difference| {largest:.2e} ({len(rhos)} pairs; {constant} with constant "
+            "scores left out)"
+        )
+
+
+def float32_key(name: str, split) -> str:
+    from sourcesum.store import entry_key
+
+    ranker = create_ranker(name, dtype="float32")
+    return entry_key(name, ranker.key_version(), ranker.get_params(), split.sha256)
+
+
+def substituted(declared: list[DeclaredRow], names, dtype: str) -> tuple[list[DeclaredRow], list[int]]:
+    """The declaration with each LM row's dtype set to ``dtype``, and the indices of those rows."""
+    out, changed = [], []
+    for i, row in enumerate(declared):
+        if row.ranker in names and not row.published:
+            out.append(DeclaredRow(row.ranker, {**row.params, "dtype": dtype}, row.reference))
+            changed.append(i)
+        else:
+            out.append(row)
+    return out, changed
+
+
+def marks(board: Leaderboard) -> dict[tuple[int, str | None, str], str]:
+    """Every cell's mark (best / tied / ''), plus significance against lead, by row position."""
+    ranked = board.rows  # published rows too: the best of a column may be one
+    columns = [s.name for s in board.splits] + [None]
+    out = {}
+    for i, row in enumerate(ranked):
+        for measure in board.measures:
+            for split in columns:
+                mark = cell_mark(board, row, split, measure)
+                if board.lead is not None and split is not None and (split, measure) in row.p_vs_lead:
+                    better = row.mean(split, measure) > board.lead.mean(split, measure)
+                    if row.p_vs_lead[(split, measure)] < ALPHA:
+                        mark += "+lead" if better else "-lead"
+                out[(i, split, measure.name)] = mark
+    return out
+
+
+def board_agreement(names, dtype: str, new: ScoreStore, committed: ScoreStore) -> None:
+    declared = read_declaration(PROJECT_ROOT / "leaderboard.toml")
+    replaced, _ = substituted(declared, names, dtype)
+    print("\nleaderboard from the committed store vs with the new entries substituted (harness code):")
+    before = collect_declared(declared, committed)
+    after = collect_declared(replaced, StoreStack([new, committed]))
+    ranked_before, ranked_after = before.rows, after.rows
+    worst = {"NDCG": 0.0, "MAP": 0.0}
+    for row_b, row_a in zip(ranked_before, ranked_after, strict=True):
+        if row_b.published or row_b.ranker not in names:
+            continue
+        cells = []
+        for measure in before.measures:
+            for split in before.splits:
+                diff = row_a.mean(split.name, measure) - row_b.mean(split.name, measure)
+                key = "MAP" if measure.name in ("AP", "MAP") else measure.name
+                worst[key] = max(worst.get(key, 0.0), abs(diff))
+                cells.append(f"{split.name} {measure.name} {row_b.mean(split.name, measure):.4f}{diff:+.4f}")
+        print(f"  {row_a.label}: " + "; ".join(cells))
+    ok = worst.get("NDCG", 0) <= NDCG_TOLERANCE and worst.get("MAP", 0) <= MAP_TOLERANCE
+    print(
+        f"  largest cell change: NDCG {worst.get('NDCG', 0):.4f} (limit {NDCG_TOLERANCE}), "
+        f"MAP {worst.get('MAP', 0):.4f} (limit {MAP_TOLERANCE}): {'within' if ok else 'OUTSIDE'}"
+    )
+    m_before, m_after = marks(before), marks(after)
+    diffs = [(k, m_before[k], m_after.get(k)) for k in m_before if m_before[k] != m_after.get(k)]
+    print(f"  marks compared: {len(m_before)}; changed: {len(diffs)}")
+    for (i, split, measure), b, a in diffs:
+        print(f"    {ranked_before[i].label} {split or 'average'} {measure}: {b or '-'} -> {a or '-'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rankers", default=",".join(LM_RANKERS))
+    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--docs", type=int, default=None, help="first N documents of each corpus only")
+    parser.add_argument("--scores-dir", type=Path, default=None, help="keep the new entries here")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--no-compare", action="store_true", help="timings only")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    names = args.rankers.split(",")
+    splits = [load_split(s) for s in main_splits()]
+    ids = sample_ids(splits, args.docs)
+    selection = Selection(pair_ids=ids)
+    scope = f"first {args.docs} documents per corpus" if ids is not None else "all pairs"
+    print(
+        f"{', '.join(names)} on {', '.join(s.name for s in splits)} ({scope}); torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, {torch.backends.cpu.get_cpu_capability()}; load {load_average()}"
+    )
+    temporary = tempfile.TemporaryDirectory() if args.scores_dir is None else None
+    root = args.scores_dir or Path(temporary.name)  # type: ignore[union-attr]
+    store = ScoreStore(root)
+    start = time.perf_counter()
+    runs = time_rankers(names, args.dtype, args.device, splits, store, selection)
+    print(
+        f"{'total':16s} {(time.perf_counter() - start) / 60:.2f} min; load after {load_average()}", flush=True
+    )
+    if not args.no_compare:
+        committed = ScoreStore(PROJECT_ROOT / "data" / "scores", writable=False)
+        spearman_agreement(runs, committed)
+        dtype = create_ranker(names[0], dtype=args.dtype, device=args.device).dtype
+        if ids is None and dtype != "float32":
+            board_agreement(names, dtype, store, committed)
+        elif ids is not None:
+            print("(a sample: cells and marks need complete entries; run without --docs)")
+    if temporary is not None:
+        temporary.cleanup()
+
+
+if __name__ == "__main__":
+    main()
