@@ -207,8 +207,9 @@ def main() -> None:
         committed = ScoreStore(PROJECT_ROOT / "data" / "scores", writable=False)
         spearman_agreement(runs, committed)
         dtype = create_ranker(names[0], dtype=args.dtype, device=args.device).dtype
-        if ids is None and dtype != "float32":
-            board_agreement(names, dtype, store, committed)
+        complete = [n for n in names if all(r.entry.complete for r in runs[n])]
+        if ids is None and dtype != "float32" and complete:
+            board_agreement(complete, dtype, store, committed)
         elif ids is not None:
             print("(a sample: cells and marks need complete entries; run without --docs)")
     if temporary is not None:

@@ -335,6 +335,15 @@ def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
 # --- precision, batching and the shared LM options --------------------------------------------
 
 
+def _reduced_copy(model, tok, name, dtype="bfloat16", eager=False):
+    """A copy of ``model`` registered as ``name`` with its Linear layers in ``dtype``."""
+    import copy
+
+    return register_loaded(
+        name, copy.deepcopy(model), tok, dtype=dtype, eager_attention=eager, linears_only=True
+    ).model
+
+
 @pytest.mark.parametrize("native", [True, False])
 def test_auto_dtype_resolves_by_hardware_and_keys_the_store(tmp_path, monkeypatch, tiny_causal, native):
     from sourcesum.rankers.lm import models
@@ -344,30 +353,19 @@ def test_auto_dtype_resolves_by_hardware_and_keys_the_store(tmp_path, monkeypatc
     assert models.resolve_dtype_name("auto", "cpu") == expected
     assert models.resolve_dtype_name("float32", "cpu") == "float32"  # explicit wins
     model, tok = tiny_causal
-    register_loaded("tiny-causal", model.to(torch.bfloat16) if native else model, tok, dtype=expected)
-    try:
-        ranker = create_ranker("pmi", model="tiny-causal", dtype="auto", device="cpu")
-        assert ranker.get_params()["dtype"] == expected  # the key holds the precision used
-        assert ("dtype=bfloat16" in ranker.label) is native
-        split = _hand_split("hand_a", _pairs())
-        entry = run_splits(ranker, [split], ScoreStore(tmp_path), progress=False)[0].entry
-        explicit = create_ranker("pmi", model="tiny-causal", dtype=expected, device="cpu")
-        assert entry.params["dtype"] == expected and "auto" not in entry.to_json()
-        assert entry.key == run_splits(explicit, [split], ScoreStore(tmp_path), progress=False)[0].entry.key
-        assert (
-            entry.key
-            != run_splits(
-                create_ranker(
-                    "pmi", model="tiny-causal", dtype="float32" if native else "bfloat16", device="cpu"
-                ),
-                [split],
-                ScoreStore(tmp_path / "other"),
-                Selection(limit=1),
-                progress=False,
-            )[0].entry.key
-        )
-    finally:
-        model.to(torch.float32)
+    if native:
+        _reduced_copy(model, tok, "tiny-causal")
+    ranker = create_ranker("pmi", model="tiny-causal", dtype="auto", device="cpu")
+    assert ranker.get_params()["dtype"] == expected  # the key holds the precision used
+    assert ("dtype=bfloat16" in ranker.label) is native
+    assert hasattr(ranker.lm().model, "reduced_linears_dtype") is native
+    split = _hand_split("hand_a", _pairs())
+    entry = run_splits(ranker, [split], ScoreStore(tmp_path), progress=False)[0].entry
+    assert entry.params["dtype"] == expected and "auto" not in entry.to_json()
+    explicit = create_ranker("pmi", model="tiny-causal", dtype=expected, device="cpu")
+    assert entry.key == run_splits(explicit, [split], ScoreStore(tmp_path), progress=False)[0].entry.key
+    other = create_ranker("pmi", model="tiny-causal", dtype="float32" if native else "bfloat16")
+    assert other.get_params()["dtype"] != expected  # another precision, another key
 
 
 def test_length_buckets_sort_and_bound_batches():
@@ -396,17 +394,30 @@ def test_batched_length_sorted_scores_equal_one_at_a_time_in_float32(tiny_causal
 
 @pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])
 def test_the_bfloat16_path_runs_on_a_tiny_model(tiny_causal, name):
+    from sourcesum.rankers.lm.precision import ReducedLinear
+
     model, tok = tiny_causal
-    half = type(model)._from_config(model.config, attn_implementation=model.config._attn_implementation)
-    half.load_state_dict(model.state_dict())
-    half.to(torch.bfloat16)
-    register_loaded("tiny-causal-bf16", half, tok, dtype="bfloat16", eager_attention=name == "attention")
+    _reduced_copy(model, tok, "tiny-causal-bf16", eager=name == "attention")
     ranker = create_ranker(name, model="tiny-causal-bf16", dtype="bfloat16", batch_size=2)
-    assert ranker.lm().model.dtype == torch.bfloat16
+    reduced = ranker.lm().model
+    linears = [m for m in reduced.modules() if isinstance(m, ReducedLinear)]
+    assert len(linears) == 2 * 7 and all(m.weight.dtype == torch.bfloat16 for m in linears)
+    assert reduced.get_output_embeddings().weight.dtype == torch.float32  # logits in float32
     scores = np.array(ranker.score_batch(_pairs()))
     reference = np.array(create_ranker(name, model="tiny-causal").score_batch(_pairs()))
     assert scores.shape == reference.shape and np.isfinite(scores).all()
-    assert np.abs(scores - reference).max() < 0.1 * (1 + np.abs(reference).max())
+    assert 0 < np.abs(scores - reference).max() < 0.05 * (1 + np.abs(reference).max())
+
+
+def test_length_bucketed_continuations_equal_one_at_a_time_in_float32(tiny_causal):
+    from sourcesum.rankers.lm.engine import continuation_nll, run_context
+
+    model, tok = tiny_causal
+    state = run_context(model, causal_context(tok, DOC, DEFAULT_TEMPLATE).ids())
+    texts = [causal_summary(tok, s) for s in [*SUMMARIES, *DOC]]
+    bucketed = continuation_nll(model, state, texts, 4, bucketed=True)
+    single = continuation_nll(model, state, texts, 1)
+    assert np.abs(bucketed - single).max() <= 4 * float(np.spacing(np.float32(10.3)))
 
 
 def test_the_lm_options_are_declared_once_and_keep_labels_and_defaults():

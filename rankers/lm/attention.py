@@ -98,9 +98,9 @@ class AttentionRanker(LMRanker):
     def _score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         import torch
         from sourcesum.rankers.lm.engine import (
+            batches,
             cache_arguments,
             expand_state,
-            length_buckets,
             pad_batch,
             run_context,
         )
@@ -128,7 +128,7 @@ class AttentionRanker(LMRanker):
         self.check_fits(context, pairs, max(map(len, summaries)))
         state = run_context(model, context.ids())
         rows: dict[int, np.ndarray] = {}
-        for bucket in length_buckets([len(s) for s in summaries], self.batch_size):
+        for bucket in batches(model, [len(s) for s in summaries], self.batch_size):
             ids, mask = pad_batch([summaries[i] for i in bucket], model.device)
             cache, context_mask = expand_state(model, state, len(bucket))
             out = model(

@@ -237,6 +237,7 @@ class AttributionRanker(LMRanker):
     name = "attribution"
     version = "1"
     default_batch_size = 4
+    linears_only = False  # its bfloat16 figures (README) are for the whole model in bfloat16
 
     param_specs = {
         **LMRanker.param_specs,

@@ -39,6 +39,9 @@ class LMRanker(Ranker):
         "template": Param(str, "causal LMs: prompt with {document} and {summary}"),
     }
     eager_attention: ClassVar[bool] = False
+    linears_only: ClassVar[bool] = True
+    """Reduced ``dtype`` for the Linear layers only, the rest float32 (see
+    :mod:`sourcesum.rankers.lm.precision`); False: the whole model in ``dtype``."""
     batch_pairs = 8  # LM pairs are slow: save (and show progress) often
     default_batch_size: ClassVar[int] = 8
     uses_template: ClassVar[bool] = True
@@ -69,7 +72,13 @@ class LMRanker(Ranker):
         return {"model": common.pop("model"), **signature_params(cls, cls.param_specs), **common}
 
     def lm(self) -> LoadedLM:
-        return load_lm(self.model, self.device, self.dtype, eager_attention=self.eager_attention)
+        return load_lm(
+            self.model,
+            self.device,
+            self.dtype,
+            eager_attention=self.eager_attention,
+            linears_only=self.linears_only,
+        )
 
     def check_fits(self, context: Context, pairs: Sequence[Pair], extra: int) -> None:
         """Error naming the pair when context + ``extra`` tokens exceed the model's window."""

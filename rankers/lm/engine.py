@@ -5,9 +5,10 @@ Causal models: a context is run once and its key/value cache kept; each continua
 leave-one-sentence-out variant reuses the cache of the prefix before the removed sentence, so
 only the tokens after it are recomputed. Reusing a cache copies nothing: :func:`fork_cache`
 builds a new cache from views of the old one (a dynamic cache grows by concatenation, which
-leaves the viewed tensors untouched). Continuations are read in length-sorted buckets
-(:func:`length_buckets`), so little of a batch is padding; a run over a context keeps the
-logits of its last position only. Seq2seq models: the encoder runs once over all
+leaves the viewed tensors untouched). A run over a context keeps the logits of its last
+position only. Under reduced precision, continuations are read in length-sorted buckets
+(:func:`length_buckets`), so little of a batch is padding; in float32 they keep the layout the
+committed float32 scores were computed with (:func:`batches`). Seq2seq models: the encoder runs once over all
 variants of a document (batched); every summary of the document reuses those encoder states.
 
 All losses are *mean token negative log-likelihoods* of the continuation (nats per token).
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 from sourcesum.rankers.lm.inputs import Context
+from sourcesum.rankers.lm.precision import computes_in_float32
 
 
 def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
@@ -50,6 +52,21 @@ def length_buckets(lengths: Sequence[int], size: int, slack: int = 32) -> list[l
         else:
             current.append(i)
     return batches
+
+
+def batches(model: Any, lengths: Sequence[int], size: int, bucketed: bool | None = None) -> list[list[int]]:
+    """Row indices per forward pass: :func:`length_buckets` when ``bucketed`` (default: when the
+    model computes in reduced precision), else consecutive chunks of ``size`` in input order.
+
+    Padding a row to another width changes float32 rounding (a few 1e-7 on a loss), so float32
+    keeps the batches its committed scores were computed with, and their cache keys stay valid;
+    under bfloat16 such noise is far below the precision's own."""
+    if bucketed is None:
+        bucketed = not computes_in_float32(model)
+    if bucketed:
+        return length_buckets(lengths, size)
+    indices = list(range(len(lengths)))
+    return [list(chunk) for chunk in _chunks(indices, size)]
 
 
 def pad_batch(rows: Sequence[Sequence[int]], device: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -151,13 +168,17 @@ def expand_state(model: Any, state: CausalState, batch: int) -> tuple[Any, torch
 
 @torch.inference_mode()
 def continuation_nll(
-    model: Any, state: CausalState, continuations: Sequence[Sequence[int]], batch_size: int
+    model: Any,
+    state: CausalState,
+    continuations: Sequence[Sequence[int]],
+    batch_size: int,
+    bucketed: bool | None = None,
 ) -> np.ndarray:
-    """Mean token NLL of each continuation read right after ``state`` (cache reused, batches
-    of similar lengths: :func:`length_buckets`)."""
+    """Mean token NLL of each continuation read right after ``state`` (cache reused; batches
+    from :func:`batches`)."""
     device = model.device
     out = np.empty(len(continuations))
-    for rows in length_buckets([len(c) for c in continuations], batch_size):
+    for rows in batches(model, [len(c) for c in continuations], batch_size, bucketed):
         ids, cmask = pad_batch([continuations[i] for i in rows], device)
         batch = len(rows)
         cache, context_mask = expand_state(model, state, batch)

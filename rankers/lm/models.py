@@ -117,16 +117,24 @@ def resolve_dtype(dtype: str, device: str):
 
 
 def load_lm(
-    name: str, device: str = "auto", dtype: str = "float32", eager_attention: bool = False
+    name: str,
+    device: str = "auto",
+    dtype: str = "float32",
+    eager_attention: bool = False,
+    linears_only: bool = False,
 ) -> LoadedLM:
     """Load (once per process) a causal or seq2seq LM and its tokenizer, in eval mode.
 
     ``eager_attention`` selects ``attn_implementation="eager"``, needed for attention outputs.
+    ``linears_only`` with a reduced ``dtype`` loads the model in float32 and runs only its
+    Linear layers in ``dtype`` (:mod:`sourcesum.rankers.lm.precision`); otherwise the whole
+    model is in ``dtype``.
     """
     device = resolve_device(device)
     dtype = resolve_dtype_name(dtype, device)
+    reduce = linears_only and dtype != "float32"
     attn = "eager" if eager_attention else "sdpa"
-    key = (name, device, dtype, attn)
+    key = (name, device, dtype + ("-linears" if reduce else ""), attn)
     if key in _LOADED:
         return _LOADED[key]
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
@@ -137,7 +145,8 @@ def load_lm(
             config = AutoConfig.from_pretrained(path)
             seq2seq = bool(getattr(config, "is_encoder_decoder", False))
             loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
-            model = loader.from_pretrained(path, dtype=resolve_dtype(dtype, device), attn_implementation=attn)
+            weights = resolve_dtype("float32" if reduce else dtype, device)
+            model = loader.from_pretrained(path, dtype=weights, attn_implementation=attn)
             tokenizer = AutoTokenizer.from_pretrained(path)
     except OSError as exc:
         raise SourceSumError(
@@ -145,6 +154,10 @@ def load_lm(
             f"offline default {DEFAULT_LM}"
         ) from exc
     model.to(device).eval()
+    if reduce:
+        from sourcesum.rankers.lm.precision import reduce_linears
+
+        reduce_linears(model, resolve_dtype(dtype, device))
     loaded = LoadedLM(name=name, model=model, tokenizer=tokenizer, seq2seq=seq2seq, device=device)
     _LOADED[key] = loaded
     return loaded
@@ -157,9 +170,18 @@ def register_loaded(
     device: str = "cpu",
     dtype: str = "float32",
     eager_attention: bool = False,
+    linears_only: bool = False,
 ) -> LoadedLM:
-    """Make an in-memory model loadable by ``name`` (tests build tiny models from configs)."""
+    """Make an in-memory model loadable by ``name`` (tests build tiny models from configs);
+    ``linears_only`` with a reduced ``dtype``: a float32 ``model`` whose Linear layers this
+    converts in place, as :func:`load_lm` does."""
+    reduce = linears_only and dtype != "float32"
+    if reduce:
+        from sourcesum.rankers.lm.precision import reduce_linears
+
+        reduce_linears(model, resolve_dtype(dtype, device))
     seq2seq = bool(getattr(model.config, "is_encoder_decoder", False))
     loaded = LoadedLM(name=name, model=model.eval(), tokenizer=tokenizer, seq2seq=seq2seq, device=device)
-    _LOADED[(name, device, dtype, "eager" if eager_attention else "sdpa")] = loaded
+    key = (name, device, dtype + ("-linears" if reduce else ""), "eager" if eager_attention else "sdpa")
+    _LOADED[key] = loaded
     return loaded
