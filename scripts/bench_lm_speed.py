@@ -156,7 +156,7 @@ def board_agreement(names, dtype: str, new: ScoreStore, committed: ScoreStore) -
         for measure in before.measures:
             for split in before.splits:
                 diff = row_a.mean(split.name, measure) - row_b.mean(split.name, measure)
-                key = "MAP" if measure.name in ("AP", "MAP") else measure.name
+                key = "MAP" if measure.name.upper() in ("AP", "MAP") else "NDCG"
                 worst[key] = max(worst.get(key, 0.0), abs(diff))
                 cells.append(f"{split.name} {measure.name} {row_b.mean(split.name, measure):.4f}{diff:+.4f}")
         print(f"  {row_a.label}: " + "; ".join(cells))
