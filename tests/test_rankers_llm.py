@@ -305,3 +305,14 @@ def test_request_cache_persists_and_merges(tmp_path):
     shard.write_text("{torn")
     with pytest.raises(SourceSumError, match="request-cache shard"):
         RequestCache(tmp_path).get(key_a)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_local_judge_keys_the_resolved_dtype_never_auto(monkeypatch, native):
+    from sourcesum.rankers.lm import models
+
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda: native)
+    judge = create_ranker("llm_judge", dtype="auto", device="cpu")
+    assert judge.get_params()["dtype"] == ("bfloat16" if native else "float32")
+    served = create_ranker("llm_judge", backend="openai", base_url="http://127.0.0.1:1/v1", dtype="auto")
+    assert served.get_params()["dtype"] == "auto"  # a server picks its own precision

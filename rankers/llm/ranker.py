@@ -27,7 +27,7 @@ from sourcesum.rankers.base import Ranker, register
 from sourcesum.rankers.llm.prompts import PRESETS, load_template
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Diagnostics
-from sourcesum.rankers.lm.models import DEFAULT_LM
+from sourcesum.rankers.lm.models import DEFAULT_LM, resolve_dtype_name
 
 if TYPE_CHECKING:
     from sourcesum.store import ScoreStore, StoreStack
@@ -131,7 +131,9 @@ class LLMJudgeRanker(Ranker):
         price_output: float | None = None,
     ):
         self.mode, self.scale, self.model, self.backend, self.chat = mode, scale, model, backend, chat
-        self.min_prob, self.base_url, self.top_logprobs, self.dtype = min_prob, base_url, top_logprobs, dtype
+        self.min_prob, self.base_url, self.top_logprobs = min_prob, base_url, top_logprobs
+        # the key holds the precision actually used, never "auto" (servers choose their own)
+        self.dtype = resolve_dtype_name(dtype, device) if backend == "local" else dtype
         self.device, self.batch_size, self.api_key_env = device, batch_size, api_key_env
         self.concurrency, self.max_retries, self.timeout, self.backoff = (
             concurrency,
