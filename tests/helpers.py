@@ -45,8 +45,9 @@ def tiny_tokenizer():
     return tokenizer
 
 
-def tiny_llama(tokenizer, dtype=None, seed: int = 0):
-    """A randomly initialised 2-layer Llama (hidden size 32) built from a config."""
+def tiny_llama(tokenizer, dtype=None, seed: int = 0, attn_implementation: str = "sdpa"):
+    """A randomly initialised 2-layer Llama (hidden size 32) built from a config; the same
+    ``seed`` gives the same weights under either attention implementation."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -60,13 +61,16 @@ def tiny_llama(tokenizer, dtype=None, seed: int = 0):
         max_position_embeddings=512,
     )
     torch.manual_seed(seed)
-    model = LlamaForCausalLM._from_config(config, attn_implementation="sdpa")
+    model = LlamaForCausalLM._from_config(config, attn_implementation=attn_implementation)
     model.apply(model._init_weights)
     return model.to(dtype or torch.float32).eval()
 
 
-def tiny_bart(tokenizer, dtype=None, seed: int = 0):
-    """A randomly initialised 2+2-layer BART (d_model 32, scaled embeddings) built from a config."""
+def tiny_bart(
+    tokenizer, dtype=None, seed: int = 0, attn_implementation: str = "sdpa", scale_embedding: bool = True
+):
+    """A randomly initialised 2+2-layer BART (d_model 32, scaled embeddings unless told
+    otherwise) built from a config."""
     import torch
     from transformers import BartConfig, BartForConditionalGeneration
 
@@ -80,14 +84,14 @@ def tiny_bart(tokenizer, dtype=None, seed: int = 0):
         encoder_ffn_dim=64,
         decoder_ffn_dim=64,
         max_position_embeddings=512,
-        scale_embedding=True,
+        scale_embedding=scale_embedding,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.cls_token_id,
         eos_token_id=tokenizer.sep_token_id,
         decoder_start_token_id=tokenizer.cls_token_id,
     )
     torch.manual_seed(seed)
-    model = BartForConditionalGeneration._from_config(config, attn_implementation="sdpa")
+    model = BartForConditionalGeneration._from_config(config, attn_implementation=attn_implementation)
     return model.to(dtype or torch.float32).eval()
 
 

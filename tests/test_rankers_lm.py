@@ -8,12 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import make_pair
+from helpers import make_pair, tiny_bart, tiny_llama, tiny_tokenizer
 from sourcesum.data import Split, load_split, main_splits
 from sourcesum.errors import SourceSumError
 from sourcesum.paths import PROJECT_ROOT
 from sourcesum.rankers import RANKERS, create_ranker
-from sourcesum.rankers.device import resolve_sentence_model
 from sourcesum.rankers.lm.engine import naive_nll
 from sourcesum.rankers.lm.inputs import (
     DEFAULT_TEMPLATE,
@@ -40,35 +39,13 @@ SUMMARIES = [
 ]
 
 
-def _tokenizer():
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(resolve_sentence_model("all-MiniLM-L6-v2"))
-    tokenizer.bos_token, tokenizer.eos_token = "[CLS]", "[SEP]"
-    return tokenizer
-
-
 @pytest.fixture(scope="module")
 def tiny_causal():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    tok = _tokenizer()
-    config = LlamaConfig(
-        vocab_size=tok.vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-    )
+    tok = tiny_tokenizer()
     base = None
-    for eager in (False, True):
-        model = LlamaForCausalLM._from_config(config, attn_implementation="eager" if eager else "sdpa")
-        torch.manual_seed(0)
-        model.apply(model._init_weights)
-        if base is not None:  # the eager twin gets the same weights
+    for eager in (False, True):  # the eager twin (attention outputs) has the same weights
+        model = tiny_llama(tok, attn_implementation="eager" if eager else "sdpa")
+        if base is not None:
             model.load_state_dict(base.state_dict())
         base = model
         register_loaded("tiny-causal", model, tok, eager_attention=eager)
@@ -77,26 +54,8 @@ def tiny_causal():
 
 @pytest.fixture(scope="module")
 def tiny_seq2seq():
-    from transformers import BartConfig, BartForConditionalGeneration
-
-    torch.manual_seed(0)
-    tok = _tokenizer()
-    config = BartConfig(
-        vocab_size=tok.vocab_size,
-        d_model=32,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
-        max_position_embeddings=512,
-        pad_token_id=tok.pad_token_id,
-        bos_token_id=tok.cls_token_id,
-        eos_token_id=tok.sep_token_id,
-        decoder_start_token_id=tok.cls_token_id,
-    )
-    model = BartForConditionalGeneration._from_config(config, attn_implementation="eager")
+    tok = tiny_tokenizer()
+    model = tiny_bart(tok, attn_implementation="eager", scale_embedding=False)
     for eager in (False, True):
         register_loaded("tiny-seq2seq", model, tok, eager_attention=eager)
     return model, tok
