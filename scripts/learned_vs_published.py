@@ -18,6 +18,7 @@ from sourcesum import paths, stats
 from sourcesum.compare import compare_rows
 from sourcesum.data import main_splits
 from sourcesum.leaderboard import LEADERBOARD_MEASURES, collect_declared, read_declaration
+from sourcesum.rankers import create_ranker
 from sourcesum.store import ScoreStore
 
 
@@ -34,13 +35,7 @@ def main() -> None:
         frozen = next(  # the frozen configuration is declared first
             d for d in declared if d.ranker == "learned" and d.params.get("protocol") == "cross-corpus"
         )
-        [row] = [
-            r
-            for r in board.ranked_rows
-            if r.ranker == "learned"
-            and r.params["protocol"] == "cross-corpus"
-            and [base["ranker"] for base in r.params["rankers"]] == frozen.params["rankers"].split(",")
-        ]
+        row = board.row(create_ranker(frozen.ranker, **frozen.params).label)
     cells = []
     for split in main_splits():
         for measure in LEADERBOARD_MEASURES:
