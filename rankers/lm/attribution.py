@@ -97,21 +97,6 @@ def context_embeddings(lm: LoadedLM, context: Context) -> torch.Tensor:
         return embedding_module(lm)(torch.tensor([context.ids()], device=lm.model.device))
 
 
-def _expanded_cache(model: Any, cache: Any, batch: int) -> Any:
-    """A new cache holding ``cache``'s keys and values expanded to ``batch`` rows (autograd-safe)."""
-    from transformers import DynamicCache
-
-    layers = [(layer[0].expand(batch, -1, -1, -1), layer[1].expand(batch, -1, -1, -1)) for layer in cache]
-    return DynamicCache(layers, config=model.config)
-
-
-def _last_logits_only(model: Any) -> dict[str, Any]:
-    """``logits_to_keep=1`` where the model accepts it (the context needs its last logits only)."""
-    import inspect
-
-    return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
-
-
 def summary_gradients(
     lm: LoadedLM, context: Context, summaries: Sequence[Sequence[int]], point: torch.Tensor, batch_size: int
 ) -> torch.Tensor:
@@ -122,7 +107,14 @@ def summary_gradients(
     expanded cache (causal) or encoder states (seq2seq); one backward pass per summary.
     """
     import torch
-    from sourcesum.rankers.lm.engine import _token_nll, cache_arguments, pad_batch, returned_cache
+    from sourcesum.rankers.lm.engine import (
+        _token_nll,
+        cache_arguments,
+        fork_cache,
+        last_logits_only,
+        pad_batch,
+        returned_cache,
+    )
 
     model, device = lm.model, lm.model.device
     embeddings = point.detach().clone().requires_grad_(True)
@@ -133,7 +125,7 @@ def summary_gradients(
             if lm.seq2seq:
                 encoded = model.get_encoder()(input_ids=ids, attention_mask=torch.ones_like(ids))
             else:
-                out = model(input_ids=ids, use_cache=True, **_last_logits_only(model))
+                out = model(input_ids=ids, use_cache=True, **last_logits_only(model))
         for start in range(0, len(summaries), max(1, batch_size)):
             chunk = summaries[start : start + batch_size]
             targets, target_mask = pad_batch(chunk, device)
@@ -148,7 +140,7 @@ def summary_gradients(
                     labels=targets.masked_fill(target_mask == 0, -100),
                 ).logits
             else:
-                cache = _expanded_cache(model, returned_cache(out), batch)
+                cache = fork_cache(model, returned_cache(out), batch=batch)  # views: autograd-safe
                 mask = torch.cat([torch.ones_like(ids).expand(batch, -1), target_mask], dim=1)
                 following = model(
                     input_ids=targets, attention_mask=mask, use_cache=True, **cache_arguments(model, cache)

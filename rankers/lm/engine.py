@@ -79,10 +79,14 @@ def pad_batch(rows: Sequence[Sequence[int]], device: str) -> tuple[torch.Tensor,
     return ids.to(device), mask.to(device)
 
 
+def accepts(model: Any, keyword: str) -> bool:
+    """Whether ``model.forward`` takes ``keyword`` (it varies across transformers versions)."""
+    return keyword in inspect.signature(model.forward).parameters
+
+
 def cache_arguments(model: Any, cache: Any) -> dict[str, Any]:
     """The keyword that passes a KV cache: ``cache`` (transformers >= 5.x) or ``past_key_values``."""
-    parameters = inspect.signature(model.forward).parameters
-    return {"cache" if "cache" in parameters else "past_key_values": cache}
+    return {"cache" if accepts(model, "cache") else "past_key_values": cache}
 
 
 def returned_cache(output: Any) -> Any:
@@ -110,7 +114,7 @@ def fork_cache(model: Any, cache: Any, length: int | None = None, batch: int = 1
 
 def last_logits_only(model: Any) -> dict[str, Any]:
     """``logits_to_keep=1`` where the model accepts it: a context run needs its last logits only."""
-    return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
+    return {"logits_to_keep": 1} if accepts(model, "logits_to_keep") else {}
 
 
 def _token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -22,6 +22,7 @@ import numpy as np
 from sourcesum.errors import RankerError
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Dist, Rating, rating_distributions
+from sourcesum.rankers.lm.engine import accepts, cache_arguments, last_logits_only, returned_cache
 from sourcesum.rankers.lm.models import LoadedLM, load_lm
 
 
@@ -148,11 +149,14 @@ class LocalBackend:
                 cache.crop(kept - cache.get_seq_length())
         new = torch.tensor([ids[kept:]], device=device)
         mask = torch.ones((1, len(ids)), dtype=torch.long, device=device)
-        extra = {"logits_to_keep": 1} if _accepts(model, "logits_to_keep") else {}
         out = model(
-            input_ids=new, attention_mask=mask, use_cache=True, **extra, **_cache_kwargs(model, cache)
+            input_ids=new,
+            attention_mask=mask,
+            use_cache=True,
+            **last_logits_only(model),
+            **cache_arguments(model, cache),
         )
-        cache = _returned_cache(out)
+        cache = returned_cache(out)
         self._last = (list(ids), cache)
         return cache
 
@@ -176,13 +180,13 @@ class LocalBackend:
                 cache.batch_repeat_interleave(len(suffixes))
         last = torch.tensor([len(s) - 1 for s in suffixes], device=device)
         keep = torch.unique(last)  # the vocabulary projection only where logits are read
-        extra = {"logits_to_keep": keep} if _accepts(model, "logits_to_keep") else {}
+        extra = {"logits_to_keep": keep} if accepts(model, "logits_to_keep") else {}
         out = model(
-            input_ids=ids, attention_mask=mask, use_cache=True, **extra, **_cache_kwargs(model, cache)
+            input_ids=ids, attention_mask=mask, use_cache=True, **extra, **cache_arguments(model, cache)
         )
         column = torch.searchsorted(keep, last) if extra else last
         logits = out.logits[torch.arange(len(suffixes), device=device), column]
-        return _Chunk(_returned_cache(out), mask, mask.sum(1)), logits
+        return _Chunk(returned_cache(out), mask, mask.sum(1)), logits
 
     def _expand(
         self,
@@ -210,14 +214,13 @@ class LocalBackend:
                 steps = paths.shape[1]
                 mask = torch.cat([chunk.mask[rows], torch.ones_like(paths)], dim=1)
                 positions = chunk.lengths[rows].unsqueeze(1) + torch.arange(steps, device=device)
-                extra = {"logits_to_keep": 1} if _accepts(model, "logits_to_keep") else {}
                 logits = model(
                     input_ids=paths,
                     attention_mask=mask,
                     position_ids=positions,
                     use_cache=True,
-                    **extra,
-                    **_cache_kwargs(model, cache),
+                    **last_logits_only(model),
+                    **cache_arguments(model, cache),
                 ).logits[:, -1]
                 for j, k in enumerate(part):
                     out[k] = self._dist(logits[j], table)
@@ -254,17 +257,6 @@ class LocalBackend:
         return lm.tokenizer.decode(out[0, len(ids) :], skip_special_tokens=True)
 
 
-def _accepts(model: Any, keyword: str) -> bool:
-    import inspect
-
-    return keyword in inspect.signature(model.forward).parameters
-
-
-def _cache_kwargs(model: Any, cache: Any) -> dict[str, Any]:
-    """Pass a KV cache under the keyword this transformers version uses."""
-    return {"cache" if _accepts(model, "cache") else "past_key_values": cache}
-
-
 def fork_cache(cache: Any) -> Any:
     """A copy of a KV cache that later updates leave the original alone. transformers' cache
     layers replace their tensors on update, select, repeat and crop (never write in place), so
@@ -275,8 +267,3 @@ def fork_cache(cache: Any) -> Any:
     new = copy.copy(cache)
     new.layers = [copy.copy(layer) for layer in layers]
     return new
-
-
-def _returned_cache(output: Any) -> Any:
-    cache = getattr(output, "cache", None)
-    return cache if cache is not None else output.past_key_values
