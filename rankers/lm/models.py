@@ -116,6 +116,19 @@ def resolve_dtype(dtype: str, device: str):
     return getattr(torch, resolve_dtype_name(dtype, device))
 
 
+def prepare_model(model: Any, reduced_linears: Any = None) -> None:
+    """Exact fused norms and rotary embeddings (:mod:`~sourcesum.rankers.lm.kernels`), then,
+    given a reduced torch dtype, Linear layers in it (:func:`~sourcesum.rankers.lm.precision.reduce_linears`)."""
+    from sourcesum.rankers.lm.kernels import fuse_norms, fuse_rotary
+
+    fuse_norms(model)
+    fuse_rotary(model)
+    if reduced_linears is not None:
+        from sourcesum.rankers.lm.precision import reduce_linears
+
+        reduce_linears(model, reduced_linears)
+
+
 def load_lm(
     name: str,
     device: str = "auto",
@@ -154,10 +167,7 @@ def load_lm(
             f"offline default {DEFAULT_LM}"
         ) from exc
     model.to(device).eval()
-    if reduce:
-        from sourcesum.rankers.lm.precision import reduce_linears
-
-        reduce_linears(model, resolve_dtype(dtype, device))
+    prepare_model(model, resolve_dtype(dtype, device) if reduce else None)
     loaded = LoadedLM(name=name, model=model, tokenizer=tokenizer, seq2seq=seq2seq, device=device)
     _LOADED[key] = loaded
     return loaded
@@ -176,10 +186,7 @@ def register_loaded(
     ``linears_only`` with a reduced ``dtype``: a float32 ``model`` whose Linear layers this
     converts in place, as :func:`load_lm` does."""
     reduce = linears_only and dtype != "float32"
-    if reduce:
-        from sourcesum.rankers.lm.precision import reduce_linears
-
-        reduce_linears(model, resolve_dtype(dtype, device))
+    prepare_model(model, resolve_dtype(dtype, device) if reduce else None)
     seq2seq = bool(getattr(model.config, "is_encoder_decoder", False))
     loaded = LoadedLM(name=name, model=model.eval(), tokenizer=tokenizer, seq2seq=seq2seq, device=device)
     key = (name, device, dtype + ("-linears" if reduce else ""), "eager" if eager_attention else "sdpa")
