@@ -101,6 +101,7 @@ class AttentionRanker(LMRanker):
             batches,
             cache_arguments,
             expand_state,
+            last_logits_only,
             pad_batch,
             run_context,
         )
@@ -137,6 +138,7 @@ class AttentionRanker(LMRanker):
                 output_attentions=True,
                 use_cache=True,
                 **cache_arguments(model, cache),
+                **last_logits_only(model),  # the attentions are read, never the logits
             )
             if out.attentions is None or out.attentions[0] is None:
                 raise SourceSumError(f"model {self.model} returned no attentions; it needs eager attention")

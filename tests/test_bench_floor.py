@@ -1,0 +1,63 @@
+"""scripts/bench_lm_floor.py counts exactly the tokens the LM rankers run through the model body,
+so its lower bound on their time rests on their real work (counted here with a forward hook on a
+tiny Llama)."""
+
+from __future__ import annotations
+
+import importlib.util
+from types import SimpleNamespace
+
+import pytest
+from helpers import make_pair, tiny_llama, tiny_tokenizer
+from sourcesum.paths import PROJECT_ROOT
+from sourcesum.rankers import create_ranker
+from sourcesum.rankers.lm.models import register_loaded
+
+SENTENCES = [
+    "The council voted to build a bridge over the river.",
+    "Work starts in May and should take two years.",
+    "Residents had asked for a crossing for decades.",
+    "The mayor called it a historic day for the town.",
+]
+SUMMARIES = ["A bridge will be built after a council vote.", "The town gets its long-awaited bridge."]
+
+
+def _floor_module():
+    path = PROJECT_ROOT / "scripts" / "bench_lm_floor.py"
+    spec = importlib.util.spec_from_file_location("bench_lm_floor", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def counted():
+    """The tiny model (sdpa and eager twins) registered for the rankers, and a token counter."""
+    tokenizer = tiny_tokenizer()
+    tally = {"body": 0}
+
+    def count(module, args, kwargs):
+        ids, mask = kwargs["input_ids"], kwargs.get("attention_mask")
+        new = ids.shape[1]
+        tally["body"] += int(mask[:, -new:].sum()) if mask is not None else ids.numel()
+
+    base = None
+    for eager in (False, True):
+        model = tiny_llama(tokenizer, attn_implementation="eager" if eager else "sdpa")
+        if base is not None:
+            model.load_state_dict(base.state_dict())
+        base = model
+        loaded = register_loaded("tiny-floor", model, tokenizer, eager_attention=eager)
+        loaded.model.register_forward_pre_hook(count, with_kwargs=True)
+    return tokenizer, tally
+
+
+@pytest.mark.parametrize("ranker", ["perplexity_gain", "pmi", "attention"])
+def test_the_floor_counts_the_tokens_the_ranker_runs(counted, ranker):
+    tokenizer, tally = counted
+    pairs = [make_pair(SENTENCES, s, pair_id=f"hand__{i}") for i, s in enumerate(SUMMARIES)]
+    floor = _floor_module()
+    expected = floor.token_counts(tokenizer, floor.documents([SimpleNamespace(pairs=pairs)]))[ranker]
+    tally["body"] = 0
+    create_ranker(ranker, model="tiny-floor", device="cpu").score_batch(pairs)
+    assert tally["body"] == expected["body"]
