@@ -44,7 +44,9 @@ def token_counts(tokenizer, docs) -> dict[str, dict[str, int]]:
         length = len(context.ids())
         summary_tokens = [len(causal_summary(tokenizer, s)) for s in summaries]
         # full context + the suffix after each deleted sentence; summaries after each variant
-        suffixes = sum(length - start - len(seg) for start, seg in zip(context.starts, context.segments))
+        suffixes = sum(
+            length - start - len(seg) for start, seg in zip(context.starts, context.segments, strict=True)
+        )
         variants = len(sentences) + 1
         counts["perplexity_gain"]["body"] += length + suffixes + variants * sum(summary_tokens)
         counts["perplexity_gain"]["logits"] += variants * sum(summary_tokens)
