@@ -267,9 +267,10 @@ def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
     """The runner's cross-split document groups give the committed scores, under the same key.
 
     The committed scores came from the earlier runner, which cut each split into batches of 8
-    pairs: on a CNN/DM document it scored in two batches, perplexity_gain padded summaries to
-    other widths, and its values there differ by float32 noise (at most 2.4e-6 measured). The
-    first document of each corpus sat in one batch."""
+    pairs, and, for perplexity_gain, from one forward pass per leave-one-out variant; batching
+    the variants (rankers/lm/engine.py) changes float32 rounding, so perplexity_gain's scores
+    differ from the committed ones by float32 noise (1.3e-6 measured here; the four-split
+    comparison is in README's LM speed section); pmi and attention are held to 1e-6."""
     splits = [load_split(s) for s in main_splits()]
     ids = _first_document_ids(splits)
     runs = run_splits(
@@ -286,7 +287,8 @@ def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
         assert reference is not None and reference.complete, f"no committed {name} entry for {run.split.name}"
         assert run.pairs
         for pair_id, values in run.scores().items():
-            assert np.abs(np.array(values) - np.array(reference.scores[pair_id])).max() <= 1e-6, pair_id
+            tolerance = 5e-6 if name == "perplexity_gain" else 1e-6
+            assert np.abs(np.array(values) - np.array(reference.scores[pair_id])).max() <= tolerance, pair_id
             checked += 1
     assert checked == len(ids)
 
@@ -390,3 +392,41 @@ def test_the_lm_options_are_declared_once_and_keep_labels_and_defaults():
         assert create_ranker(name).label == f"{name}(model=SmolLM2-135M-Instruct)"
     with pytest.raises(ParameterError, match="template"):
         create_ranker("pmi", template="{document}{summary}")
+
+
+@pytest.mark.parametrize("ablation", ["delete", "mask"])
+@pytest.mark.parametrize("grouping", ["all", "single"])
+def test_batched_leave_one_out_variants_equal_naive_forward_passes(
+    tiny_causal, ablation, grouping, monkeypatch
+):
+    """Variants run together (their prefixes masked to each row's own, new tokens left-padded,
+    explicit positions) give each variant's naive loss, whatever the grouping."""
+    from sourcesum.rankers.lm import engine
+
+    model, tok = tiny_causal
+    everything = lambda lengths, *a, **k: [sorted(range(len(lengths)), key=lambda i: -lengths[i])]  # noqa: E731
+    alone = lambda lengths, *a, **k: [[i] for i in range(len(lengths))]  # noqa: E731
+    monkeypatch.setattr(engine, "variant_groups", everything if grouping == "all" else alone)
+    context = causal_context(tok, DOC, DEFAULT_TEMPLATE)
+    summaries = [causal_summary(tok, s) for s in SUMMARIES]
+    got = engine.causal_ablation_nll(model, context, summaries, ablation, batch_size=4)
+    for j, target in enumerate(summaries):
+        assert got[j, 0] == pytest.approx(
+            naive_nll(model, False, context.ids(), context.mask(), target), abs=2e-6
+        )
+        for i in range(len(DOC)):
+            ids = context.ids(drop=i) if ablation == "delete" else context.ids()
+            mask = [1] * len(ids) if ablation == "delete" else context.mask(hide=i)
+            assert got[j, i + 1] == pytest.approx(naive_nll(model, False, ids, mask, target), abs=2e-6)
+
+
+def test_variant_groups_cover_every_variant_once_within_the_budget():
+    from sourcesum.rankers.lm.engine import variant_groups
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        lengths = rng.integers(1, 900, size=rng.integers(1, 40)).tolist()
+        groups = variant_groups(lengths, budget=1024)
+        assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+        for group in groups:
+            assert len(group) == 1 or len(group) * max(lengths[i] for i in group) <= 1024

@@ -3,7 +3,10 @@
 Causal models: a context is run once and its key/value cache kept; each continuation batch
 (summaries, or sentences for PMI) reuses that cache instead of re-reading the context, and a
 leave-one-sentence-out variant reuses the cache of the prefix before the removed sentence, so
-only the tokens after it are recomputed. Reusing a cache copies nothing: :func:`fork_cache`
+only the tokens after it are recomputed; variants with short suffixes run together in one batch
+(:func:`run_variants`: each row masks the shared prefix beyond its own and gets explicit
+positions), and so do their summaries, because small passes run the matmuls far below their
+peak (a 10-pair sample ran 1.8x faster, float32 scores within 2.4e-6). Reusing a cache copies nothing: :func:`fork_cache`
 builds a new cache from views of the old one (a dynamic cache grows by concatenation, which
 leaves the viewed tensors untouched). A run over a context keeps the logits of its last
 position only. Under reduced precision, continuations are read in length-sorted buckets
@@ -199,22 +202,145 @@ def continuation_nll(
     return out
 
 
+@dataclass
+class VariantStates:
+    """Several contexts run as one batch, each reusing a prefix of one run context (one row each).
+
+    Row ``r`` of the cache holds the shared context's first ``P`` positions (``P`` = the longest
+    reused prefix; the part beyond the row's own prefix is masked), then the row's new tokens,
+    left-padded to the widest (padding masked), so every row's last token sits in the last
+    column. ``mask`` is the attention mask over those columns, ``ends[r]`` the position id of the
+    row's next token, ``last_logits[r]`` its logits at the last position."""
+
+    cache: Any
+    mask: torch.Tensor
+    ends: list[int]
+    last_logits: torch.Tensor
+
+
+@torch.inference_mode()
+def run_variants(
+    model: Any, shared: CausalState, variants: Sequence[tuple[Sequence[int], Sequence[int], int]]
+) -> VariantStates:
+    """Run the contexts ``variants`` = ``(ids, mask, reuse)`` in one forward pass: each reuses the
+    first ``reuse`` positions of ``shared`` (its ids and mask there must equal those ``shared``
+    was run with) and computes the rest at positions ``reuse, reuse + 1, ...``, as
+    :func:`run_context` would one at a time."""
+    device = model.device
+    reuses = [min(reuse, len(ids) - 1) for ids, _, reuse in variants]  # >= 1 new token each
+    prefix = max(reuses)
+    width = max(len(ids) - reuse for (ids, _, _), reuse in zip(variants, reuses, strict=True))
+    rows = len(variants)
+    ids_t = torch.zeros((rows, width), dtype=torch.long)
+    positions = torch.zeros((rows, width), dtype=torch.long)
+    mask = torch.zeros((rows, prefix + width), dtype=torch.long)
+    for r, ((ids, row_mask, _), reuse) in enumerate(zip(variants, reuses, strict=True)):
+        n = len(ids) - reuse
+        ids_t[r, width - n :] = torch.tensor(list(ids[reuse:]), dtype=torch.long)
+        positions[r, width - n :] = torch.arange(reuse, len(ids))
+        mask[r, :reuse] = torch.tensor(list(row_mask[:reuse]), dtype=torch.long)
+        mask[r, prefix + width - n :] = torch.tensor(list(row_mask[reuse:]), dtype=torch.long)
+    cache = fork_cache(model, shared.cache, prefix, batch=rows)
+    out = model(
+        input_ids=ids_t.to(device),
+        attention_mask=mask.to(device),
+        position_ids=positions.to(device),
+        use_cache=True,
+        **cache_arguments(model, cache),
+        **last_logits_only(model),
+    )
+    ends = [len(ids) for ids, _, _ in variants]
+    return VariantStates(returned_cache(out), mask.to(device), ends, out.logits[:, -1])
+
+
+def select_rows(model: Any, cache: Any, rows: torch.Tensor) -> Any:
+    """A new dynamic cache holding rows ``rows`` of ``cache`` (copies; repeats allowed)."""
+    from transformers import DynamicCache
+
+    data = [(layer.keys[rows], layer.values[rows]) for layer in cache.layers]
+    return DynamicCache(ddp_cache_data=data, config=model.config)
+
+
+@torch.inference_mode()
+def variants_continuation_nll(
+    model: Any, states: VariantStates, continuations: Sequence[Sequence[int]], batch_size: int
+) -> np.ndarray:
+    """``(rows, n_continuations)`` mean token NLLs of each continuation read right after each
+    row of ``states``; every (row, continuation) is one sequence, ``batch_size`` per pass."""
+    device = model.device
+    items = [(r, j) for r in range(len(states.ends)) for j in range(len(continuations))]
+    out = np.empty((len(states.ends), len(continuations)))
+    for chunk in batches(model, [len(continuations[j]) for _, j in items], batch_size):
+        chosen = [items[k] for k in chunk]
+        rows = torch.tensor([r for r, _ in chosen], device=device)
+        ids, cmask = pad_batch([continuations[j] for _, j in chosen], device)
+        width = ids.shape[1]
+        positions = torch.tensor(
+            [[states.ends[r] + t for t in range(width)] for r, _ in chosen], device=device
+        )
+        logits = model(
+            input_ids=ids,
+            attention_mask=torch.cat([states.mask[rows], cmask], dim=1),
+            position_ids=positions,
+            use_cache=True,
+            **cache_arguments(model, select_rows(model, states.cache, rows)),
+        ).logits
+        first = states.last_logits[rows].unsqueeze(1)
+        predictions = torch.cat([first, logits[:, :-1]], dim=1)
+        nll = ((_token_nll(predictions, ids) * cmask).sum(1) / cmask.sum(1)).cpu().numpy()
+        for (r, j), value in zip(chosen, nll, strict=True):
+            out[r, j] = value
+    return out
+
+
+VARIANT_TOKENS = 1024
+"""Token budget of one batched variant pass (rows x widest new part): small passes run the
+matmuls far below their peak, so leave-one-out variants with short suffixes go together."""
+
+
+def variant_groups(
+    lengths: Sequence[int], budget: int = VARIANT_TOKENS, slack: float = 0.25
+) -> list[list[int]]:
+    """Indices of ``lengths`` (new tokens per variant) in passes: sorted by length, a pass grows
+    while ``rows x widest`` stays within ``budget`` and its padding within ``slack`` of its
+    tokens. A variant longer than ``budget`` runs alone."""
+    groups: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lambda i: (lengths[i], i)):
+        if groups:
+            group = groups[-1] + [i]
+            widest, real = lengths[i], sum(lengths[k] for k in group)
+            if len(group) * widest <= budget and len(group) * widest - real <= slack * real:
+                groups[-1] = group
+                continue
+        groups.append([i])
+    return groups
+
+
 @torch.inference_mode()
 def causal_ablation_nll(
     model: Any, context: Context, summaries: Sequence[Sequence[int]], ablation: str, batch_size: int
 ) -> np.ndarray:
     """``(n_summaries, n_sentences + 1)`` mean NLLs: column 0 with the full document, column
     ``i + 1`` with sentence ``i`` deleted (``ablation="delete"``) or hidden from attention
-    (``"mask"``). Each variant reuses the cache of the prefix before sentence ``i``."""
+    (``"mask"``). Each variant reuses the cache of the prefix before sentence ``i``; variants
+    run batched (:func:`variant_groups`, :func:`run_variants`), and so do their summaries."""
     full = run_context(model, context.ids())
-    columns = [continuation_nll(model, full, summaries, batch_size)]
+    result = np.empty((len(summaries), len(context.segments) + 1))
+    result[:, 0] = continuation_nll(model, full, summaries, batch_size)
+    variants: list[tuple[list[int], list[int], int]] = []
     for i, start in enumerate(context.starts):
         if ablation == "delete":
-            state = run_context(model, context.ids(drop=i), reuse=full, reuse_length=start)
+            ids = context.ids(drop=i)
+            variants.append((ids, [1] * len(ids), start))
         else:
-            state = run_context(model, context.ids(), context.mask(hide=i), reuse=full, reuse_length=start)
-        columns.append(continuation_nll(model, state, summaries, batch_size))
-    return np.stack(columns, axis=1)
+            variants.append((context.ids(), context.mask(hide=i), start))
+    new_tokens = [len(ids) - min(reuse, len(ids) - 1) for ids, _, reuse in variants]
+    for group in variant_groups(new_tokens):
+        states = run_variants(model, full, [variants[i] for i in group])
+        nll = variants_continuation_nll(model, states, summaries, batch_size)
+        for row, i in enumerate(group):
+            result[:, i + 1] = nll[row]
+    return result
 
 
 @torch.inference_mode()
