@@ -30,3 +30,9 @@ class UnknownNameError(SourceSumError):
 class ParameterError(SourceSumError):
     """A ranker parameter that is unknown, unparsable or out of range (names it and what it
     accepts)."""
+
+
+class LabelAccessError(RankerError):
+    """A ranker read a label (votes, relevance) from its pair inputs: rankers see inputs only.
+    The runner re-raises it naming the ranker; rankers that read labels declare a training
+    protocol instead (see :mod:`sourcesum.protocols`)."""

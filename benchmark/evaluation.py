@@ -1,7 +1,13 @@
-"""Evaluate per-sentence scores against a split's votes: per-pair values and split means.
+"""Evaluate scores against relevance: the one per-pair primitive and split means.
+
+:func:`evaluate` (``qrels``, ``run``, ``measures``) -> per-pair values is what every part of the
+harness calls: split evaluation, the human-agreement table (one qrels row per held-out
+annotator), the tie report (with ``tiebreak`` bounds) and supervised rankers' inner
+cross-validation. :func:`evaluate_split` wraps it for a split and a ``pair id -> scores``
+mapping, returning an :class:`Evaluation`.
 
 Means are unweighted over the pairs of a split. A pair on which a measure is undefined (no
-relevant sentence: possible only in the ``*_all`` splits) is left out of that measure's mean
+relevant sentence: possible in SourceSum's ``*_all`` splits) is left out of that measure's mean
 and counted in ``undefined``; single-sentence pairs are scored like any other (any ranking of
 one sentence is perfect when it is relevant).
 """
@@ -15,14 +21,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sourcesum.data import Split
-from sourcesum.measures import AP, DEFAULT_MEASURES, NDCG, Measure
+from sourcesum.measures import DEFAULT_MEASURES, Measure
 from sourcesum.metrics import Ranking, TieBreak
-from sourcesum.qrels import BINARY_MIN_VOTES, Qrels, Run
+from sourcesum.qrels import Qrels, Run
 
 
-def result_key(measure: Measure) -> str:
-    """Key of a measure's split mean in results: ``ndcg`` and ``map`` for the paper's two."""
-    return {NDCG: "ndcg", AP: "map"}.get(measure, measure.name)
+def evaluate(
+    qrels: Qrels, scores: np.ndarray, measures: Sequence[Measure], tiebreak: TieBreak = "groups"
+) -> dict[Measure, np.ndarray]:
+    """Per-row values of each measure for padded ``scores`` (rows aligned with ``qrels``, finite
+    where ``qrels.mask``). Rankings that keep tie groups are shared by every measure; tie
+    bounds (``worst``/``best``) are ranked once per relevance kind."""
+    rankings: dict[str, Ranking] = {}
+    out: dict[Measure, np.ndarray] = {}
+    for measure in measures:
+        kind = measure.relevance
+        key = kind if tiebreak != "groups" else "shared"
+        if key not in rankings:
+            rankings[key] = Ranking.from_scores(scores, qrels.mask, tiebreak, qrels.relevance(kind))
+        out[measure] = measure.compute(rankings[key], qrels.relevance(kind))
+    return out
 
 
 @dataclass
@@ -38,10 +56,14 @@ class Evaluation:
     extra: dict[str, Any] = field(default_factory=dict)
     _means: dict[Measure, float] = field(default_factory=dict, repr=False, compare=False)
 
+    def values(self, measure: Measure) -> np.ndarray:
+        """Per-pair values of ``measure`` (NaN where undefined), in pair order."""
+        return self.per_pair[measure.name].to_numpy()
+
     def mean(self, measure: Measure) -> float:
         """The split mean of ``measure`` over the pairs where it is defined (memoised)."""
         if measure not in self._means:
-            values = self.per_pair[measure.name].to_numpy()
+            values = self.values(measure)
             self._means[measure] = float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
         return self._means[measure]
 
@@ -50,12 +72,11 @@ class Evaluation:
         record: dict[str, Any] = {system_key: self.system, "split": self.split}
         record["examples"] = int(len(self.per_pair))
         undefined = {}
-        for name in self.per_pair.columns:
-            measure = next(m for m in self.measures if m.name == name)
-            record[result_key(measure)] = self.mean(measure)
-            missing = int(self.per_pair[name].isna().sum())
+        for measure in self.measures:
+            record[measure.json_key] = self.mean(measure)
+            missing = int(self.per_pair[measure.name].isna().sum())
             if missing:
-                undefined[result_key(measure)] = missing
+                undefined[measure.json_key] = missing
         if undefined:
             record["undefined"] = undefined
         if self.nan_replaced:
@@ -64,27 +85,18 @@ class Evaluation:
         return record
 
 
-def evaluate(
+def evaluate_split(
     split: Split,
     scores: Mapping[str, Sequence[float]],
     system: str,
     measures: Sequence[Measure] = DEFAULT_MEASURES,
-    min_votes: int = BINARY_MIN_VOTES,
     tiebreak: TieBreak = "groups",
     source: str = "scores",
 ) -> Evaluation:
     """Per-pair values of ``measures`` for ``scores`` (pair id -> one score per sentence,
     checked by :class:`~sourcesum.qrels.Run`) against the split's :class:`~sourcesum.qrels.Qrels`."""
-    qrels = Qrels.of_split(split, min_votes)
-    values = Run.of_split(split, scores, source).values
-    rankings: dict[str, Ranking] = {}
-    columns = {}
-    for measure in measures:
-        kind = measure.relevance
-        # Rankings that keep tie groups do not depend on relevance; tie bounds do.
-        key = kind if tiebreak != "groups" else "shared"
-        if key not in rankings:
-            rankings[key] = Ranking.from_scores(values, qrels.mask, tiebreak, qrels.relevance(kind))
-        columns[measure.name] = measure.compute(rankings[key], qrels.relevance(kind))
-    frame = pd.DataFrame(columns, index=pd.Index([p.id for p in split], name="pair_id"))
+    values = evaluate(Qrels.of_split(split), Run.of_split(split, scores, source).values, measures, tiebreak)
+    frame = pd.DataFrame(
+        {m.name: v for m, v in values.items()}, index=pd.Index([p.id for p in split], name="pair_id")
+    )
     return Evaluation(system=system, split=split.name, per_pair=frame, measures=list(measures))

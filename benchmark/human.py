@@ -3,7 +3,9 @@
 Definition (leave-one-annotator-out). A pair whose sentences all carry votes from the same
 ``k >= 2`` annotators yields ``k`` *references*, one per held-out annotator ``a``: the votes of
 the other ``k - 1`` annotators, read by the benchmark's rules: graded = their number of 1-votes
-(nDCG), binary = at least ``min(2, k - 1)`` of them voted 1 (AP). Against each reference:
+(nDCG), binary = at least ``min(t, k - 1)`` of them voted 1 (AP), ``t`` being the dataset's
+binary threshold (SourceSum: 2). It needs per-annotator votes (``Judgment.votes``). Against
+each reference:
 
 * the **human** system is annotator ``a``'s own 0/1 votes used as scores (two tie groups);
 * a **ranker** is its usual scores (the same for every ``a``).
@@ -33,12 +35,13 @@ from functools import cache
 import numpy as np
 import pandas as pd
 from sourcesum.data import Split
+from sourcesum.evaluation import evaluate
 from sourcesum.measures import Measure
-from sourcesum.metrics import Ranking, pad
-from sourcesum.qrels import BINARY_MIN_VOTES, Qrels, Run
+from sourcesum.metrics import pad
+from sourcesum.qrels import Qrels, Run
+from sourcesum.stats import ALPHA
 
 HUMAN_LABEL = "human (held-out annotator's votes)"
-ALPHA = 0.05
 
 
 @dataclass
@@ -96,11 +99,13 @@ def references(split: Split) -> References:
     """Build the references of ``split`` (memoised; the votes never change)."""
     pair_index, held_out, graded, thresholds, human = [], [], [], [], []
     annotators = np.full(len(split), -1)
-    for index, pair in enumerate(split):
-        sizes = {len(v) for v in pair.votes}
+    for index, judgment in enumerate(split.judgments):
+        if judgment.votes is None:
+            continue
+        sizes = {len(v) for v in judgment.votes}
         if len(sizes) != 1:
             continue
-        votes = np.array(pair.votes, dtype=float)  # (sentences, k)
+        votes = np.array(judgment.votes, dtype=float)  # (sentences, k)
         k = votes.shape[1]
         annotators[index] = k
         if k < 2:
@@ -111,13 +116,13 @@ def references(split: Split) -> References:
             pair_index.append(index)
             held_out.append(a)
             graded.append(others)
-            thresholds.append(min(BINARY_MIN_VOTES, k - 1))
+            thresholds.append(min(split.min_relevant, k - 1))
             human.append(votes[:, a])
     return References(
         split=split,
         pair_index=np.array(pair_index, dtype=int),
         held_out=np.array(held_out, dtype=int),
-        qrels=Qrels.from_graded(graded, np.array(thresholds, dtype=int)),
+        qrels=Qrels.from_graded(graded, np.array(thresholds, dtype=float)),
         human_scores=pad(human)[0],
         annotators=annotators,
     )
@@ -138,10 +143,8 @@ def agreement_per_pair(
         rows = Run.of_split(split, scores, source).values
         width = refs.qrels.mask.shape[1]
         values = rows[refs.pair_index, :width] if len(refs.pair_index) else rows[:0]
-    ranking = Ranking.from_scores(values, refs.qrels.mask)
     columns = {}
-    for measure in measures:
-        per_reference = measure.compute(ranking, refs.qrels.relevance(measure.relevance))
+    for measure, per_reference in evaluate(refs.qrels, values, measures).items():
         defined = np.isfinite(per_reference)
         sums = np.bincount(refs.pair_index[defined], weights=per_reference[defined], minlength=len(split))
         counts = np.bincount(refs.pair_index[defined], minlength=len(split))

@@ -1,10 +1,10 @@
 """Merge score stores (e.g. one per shard of a sharded run) into one store.
 
 Entries are matched by (ranker, split, entry key); matched entries become one entry holding the
-union of their pairs. A pair present in several entries must have identical scores (bit for
-bit), and the entries' headers (version, parameters, label, data sha256, pair count and the
-library versions that produced the scores) must agree; otherwise
-:class:`~sourcesum.errors.ScoreFileError` names the ranker, split, pair and files. An entry that
+union of their pairs, by the store's one merge rule (:func:`sourcesum.store.merge_entries`: a
+pair present in several entries must have identical scores, bit for bit, and the headers,
+library versions included, must agree; otherwise :class:`~sourcesum.errors.ScoreFileError`
+names the ranker, split, pair and files). An entry that
 fails its own verification is an error naming its file. The target store's own entries take
 part in the merge. Everything goes through the store's public API (:meth:`ScoreStore.entries`,
 :meth:`ScoreStore.load`, :meth:`ScoreStore.save`).
@@ -17,42 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sourcesum.errors import ScoreFileError, SourceSumError
-from sourcesum.store import ScoreEntry, ScoreStore
-
-HEADER = ("ranker", "version", "params", "label", "split", "data_sha256", "n_pairs", "libraries")
-
-
-def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
-    """One entry with the union of the pairs of ``entries`` (``(origin, entry)``, same key).
-
-    ``origin`` names where an entry came from, for error messages.
-    """
-    (first_origin, first), *rest = entries
-    merged = ScoreEntry(**{name: getattr(first, name) for name in HEADER}, scores=dict(first.scores))
-    origin = {pid: first_origin for pid in first.scores}
-    for where, entry in rest:
-        for name in HEADER:
-            if getattr(entry, name) != getattr(first, name):
-                raise ScoreFileError(
-                    f"cannot merge {where} into {first_origin}: {name} differs "
-                    f"({getattr(entry, name)!r} vs {getattr(first, name)!r})"
-                )
-        for pid, values in entry.scores.items():
-            known = merged.scores.get(pid)
-            if known is None:
-                merged.scores[pid] = list(values)
-                origin[pid] = where
-            elif known != values:
-                raise ScoreFileError(
-                    f"cannot merge {entry.ranker} on {entry.split}: pair {pid} has different scores "
-                    f"in {origin[pid]} and {where}"
-                )
-    if len(merged.scores) > merged.n_pairs:
-        raise ScoreFileError(
-            f"merging {merged.ranker} on {merged.split} gives {len(merged.scores)} pairs, "
-            f"more than the split's {merged.n_pairs}"
-        )
-    return merged
+from sourcesum.store import ScoreEntry, ScoreStore, merge_entries
 
 
 @dataclass

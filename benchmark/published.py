@@ -3,8 +3,9 @@
 Suhara & Alikaniotis (2024) published the per-sentence scores of their 8 methods
 (``outputs/<split>__<method>.json`` in ``suhara/sourcesum``: the split's own JSON with one
 numeric field per annotation, named after the method) and the two prompt templates of their
-prompted-LLM method (``data/gpt_prompt_v1.txt``, ``_v2``). The manifest's ``published`` section
-pins every file by sha256 and commit. A file is found like a split (:mod:`sourcesum.data`):
+prompted-LLM method (``data/gpt_prompt_v1.txt``, ``_v2``). The manifest's source
+``sourcesum-published`` pins every file by sha256 and commit and lists the methods. A file is
+found like a split (:mod:`sourcesum.data.sources`):
 
 1. ``$SOURCESUM_PUBLISHED_DIR/<file>`` (``scripts/env.sh`` and the tests point it at
    ``../shared/sourcesum-published`` when that folder exists),
@@ -25,26 +26,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import ClassVar
+from typing import Any
 
-from sourcesum import paths
-from sourcesum.data import PinnedFile, load_split, manifest, read_verified_file
+from sourcesum.data import PinnedFile, Source, dataset, load_split
+from sourcesum.data.sources import read_verified
 from sourcesum.errors import UnknownNameError
 from sourcesum.scorefiles import check_against_split, parse_sourcesum_json
 from sourcesum.store import ScoreEntry
 
 RANKER_PREFIX = "published:"
-
-
-@dataclass(frozen=True)
-class PublishedFile(PinnedFile):
-    """One file of the manifest's ``published`` section."""
-
-    kind: ClassVar[str] = "published file"
-    env_var: ClassVar[str] = "SOURCESUM_PUBLISHED_DIR"
-
-    def download_dir(self) -> Path:
-        return paths.PUBLISHED_DIR
+SOURCE = "sourcesum-published"
+"""The source of the published outputs, declared by the SourceSum dataset."""
 
 
 @dataclass(frozen=True)
@@ -79,8 +71,13 @@ class PublishedOutput:
     all_nan_pairs: int
 
 
-def _section() -> dict:
-    return manifest()["published"]
+def source() -> Source:
+    """The pinned source of the paper's outputs and prompts."""
+    return dataset("sourcesum").sources()[SOURCE]
+
+
+def _section() -> dict[str, Any]:
+    return dict(source().extra)
 
 
 def published_methods() -> list[PublishedMethod]:
@@ -104,19 +101,16 @@ def published_method(key: str) -> PublishedMethod:
     )
 
 
-def published_file(file: str) -> PublishedFile:
+def published_file(file: str) -> PinnedFile:
     """The pinned file ``file`` (e.g. ``xsum_pegasus__rouge1.json`` or ``gpt_prompt_v2.txt``)."""
-    section = _section()
-    entry = section["files"].get(file)
-    if entry is None:
+    if file not in source().files:
         raise UnknownNameError(f"no published file {file!r} in the manifest")
-    url = section["url_template"].format(commit=section["commit"], path=entry["path"])
-    return PublishedFile(name=file, file=file, sha256=entry["sha256"], url=url)
+    return source().file(file, kind="published file")
 
 
 def read_prompt(version: str) -> str:
     """The verified text of the paper's prompt template ``v1`` or ``v2``."""
-    _, payload = read_verified_file(published_file(f"gpt_prompt_{version}.txt"))
+    _, payload = read_verified(published_file(f"gpt_prompt_{version}.txt"))
     return payload.decode("utf-8")
 
 
@@ -129,13 +123,13 @@ def load_published(split: str, key: str) -> PublishedOutput:
             f"the paper published no {method.key} output for split {split!r}; it has {', '.join(method.splits)}"
         )
     info = published_file(f"{split}__{method.key}.json")
-    path, payload = read_verified_file(info)
+    path, payload = read_verified(info)
     loaded = parse_sourcesum_json(payload.decode("utf-8"), path, method.key)
     data = load_split(split)
     check_against_split(loaded, data)
     entry = ScoreEntry(
         ranker=method.ranker,
-        version=_section()["commit"][:10],
+        version=source().commit[:10],
         params={},
         label=method.label,
         split=split,

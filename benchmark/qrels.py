@@ -1,9 +1,9 @@
-"""Relevance judgements (qrels) and score runs: the one home of the relevance threshold and of
-the "one finite score per sentence" contract.
+"""Relevance judgements (qrels) and score runs: the harness's view of labels and scores.
 
-Relevance (Suhara & Alikaniotis, 2024): the *graded* relevance of a sentence is its number of
-1-votes (nDCG); its *binary* relevance is ``graded >= min_votes``, with
-``min_votes = BINARY_MIN_VOTES = 2`` (AP and the other binary measures).
+Relevance comes from the dataset's judgments (:class:`sourcesum.data.Judgment`): the *graded*
+relevance of a sentence (nDCG, Spearman) and its *binary* relevance ``graded >= min_relevant``
+(AP and the other binary measures), ``min_relevant`` being the dataset's threshold (SourceSum:
+2 votes). Rankers never see these; only the harness builds them.
 
 * :class:`Qrels`: the graded and binary relevance of some pairs, padded into ``(pairs,
   longest)`` arrays with a validity mask; :meth:`Qrels.of_split` builds a split's once per
@@ -22,27 +22,28 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, cast
+from typing import Literal, Protocol
 
 import numpy as np
 from sourcesum.errors import ScoreFileError, SourceSumError
 from sourcesum.metrics import pad
 
-BINARY_MIN_VOTES = 2
-"""A sentence is binary-relevant when at least this many annotators voted 1 (paper: 2)."""
-
 Relevance = Literal["graded", "binary"]
 """Which relevance a measure reads."""
 
 
-class Judged(Protocol):
-    """What the checks read of a pair (:class:`sourcesum.data.Pair` is one)."""
+class Sized(Protocol):
+    """What the score checks read of a pair (:class:`sourcesum.data.Pair` is one)."""
 
     @property
     def id(self) -> str: ...
 
     @property
     def n_sentences(self) -> int: ...
+
+
+class Graded(Protocol):
+    """What :meth:`Qrels.of_split` reads of a judgment (:class:`sourcesum.data.Judgment`)."""
 
     @property
     def graded(self) -> np.ndarray: ...
@@ -58,12 +59,19 @@ class JudgedSplit(Protocol):
     def sha256(self) -> str: ...
 
     @property
-    def pairs(self) -> tuple[Judged, ...]: ...
+    def pairs(self) -> Sequence[Sized]: ...
+
+    @property
+    def judgments(self) -> Sequence[Graded]: ...
+
+    @property
+    def min_relevant(self) -> float: ...
 
 
-def binary_relevance(graded: np.ndarray, min_votes: int | np.ndarray = BINARY_MIN_VOTES) -> np.ndarray:
-    """``1.0`` where ``graded >= min_votes``, else ``0.0`` (``min_votes`` may broadcast per row)."""
-    return (np.asarray(graded) >= min_votes).astype(float)
+def binary_relevance(graded: np.ndarray, min_relevant: float | np.ndarray) -> np.ndarray:
+    """``1.0`` where ``graded >= min_relevant``, else ``0.0`` (``min_relevant`` may broadcast
+    per row)."""
+    return (np.asarray(graded) >= min_relevant).astype(float)
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,30 +88,27 @@ class Qrels:
     def from_graded(
         cls,
         graded: Sequence[Sequence[float]],
-        min_votes: int | Sequence[int] = BINARY_MIN_VOTES,
+        min_relevant: float | Sequence[float],
         pair_ids: Sequence[str] = (),
     ) -> Qrels:
-        """Qrels of graded rows; ``min_votes`` is one threshold or one per row (the human
+        """Qrels of graded rows; ``min_relevant`` is one threshold or one per row (the human
         references use ``min(2, k - 1)`` for ``k`` annotators)."""
         padded, mask = pad(graded)
-        thresholds = np.asarray(min_votes)
+        thresholds = np.asarray(min_relevant)
         if thresholds.ndim == 1:
             thresholds = thresholds[:, None]
         binary = np.where(mask, binary_relevance(padded, thresholds), 0.0)
         return cls(tuple(pair_ids), padded, binary, mask)
 
     @classmethod
-    def of_pairs(cls, pairs: Sequence[Judged], min_votes: int = BINARY_MIN_VOTES) -> Qrels:
-        rows = cast(list[Sequence[float]], [p.graded for p in pairs])  # 1-d arrays
-        return cls.from_graded(rows, min_votes, [p.id for p in pairs])
-
-    @classmethod
-    def of_split(cls, split: JudgedSplit, min_votes: int = BINARY_MIN_VOTES) -> Qrels:
-        """The split's qrels, memoised per (split, data checksum, threshold, pair ids): the votes
-        never change, and the ids keep a subset of a split (a partial run) apart from the whole."""
-        key = (split.name, split.sha256, min_votes, tuple(p.id for p in split.pairs))
+    def of_split(cls, split: JudgedSplit) -> Qrels:
+        """The split's qrels, memoised per (split, data checksum, threshold, pair ids): the
+        judgments never change, and the ids keep a subset of a split (a partial run) apart
+        from the whole."""
+        key = (split.name, split.sha256, split.min_relevant, tuple(p.id for p in split.pairs))
         if key not in _SPLIT_QRELS:
-            _SPLIT_QRELS[key] = cls.of_pairs(split.pairs, min_votes)
+            rows = [j.graded for j in split.judgments]
+            _SPLIT_QRELS[key] = cls.from_graded(rows, split.min_relevant, [p.id for p in split.pairs])
         return _SPLIT_QRELS[key]
 
     def relevance(self, kind: Relevance) -> np.ndarray:
@@ -116,23 +121,23 @@ class Qrels:
         return row
 
 
-_SPLIT_QRELS: dict[tuple[str, str, int, tuple[str, ...]], Qrels] = {}
+_SPLIT_QRELS: dict[tuple[str, str, float, tuple[str, ...]], Qrels] = {}
 
 
-def check_length(pair: Judged, count: int, source: str, error: type[SourceSumError] = ScoreFileError) -> None:
+def check_length(pair: Sized, count: int, source: str, error: type[SourceSumError] = ScoreFileError) -> None:
     """``error`` naming ``source`` and the pair unless ``count == pair.n_sentences``."""
     if count != pair.n_sentences:
         raise error(f"{source}: pair {pair.id} has {count} scores but {pair.n_sentences} sentences")
 
 
 def _finite_error(
-    pair: Judged, index: int, value: float, source: str, error: type[SourceSumError]
+    pair: Sized, index: int, value: float, source: str, error: type[SourceSumError]
 ) -> SourceSumError:
     return error(f"{source}: pair {pair.id} has a non-finite score ({value}) for sentence {index}")
 
 
 def validated_row(
-    pair: Judged,
+    pair: Sized,
     scores: Sequence[float],
     source: str | Callable[[], str],
     error: type[SourceSumError] = ScoreFileError,
@@ -166,7 +171,7 @@ class Run:
     @classmethod
     def of_pairs(
         cls,
-        pairs: Sequence[Judged],
+        pairs: Sequence[Sized],
         scores: Mapping[str, Sequence[float]],
         source: str,
         error: type[SourceSumError] = ScoreFileError,

@@ -13,6 +13,16 @@ so a ranker whose cost is per document pays it once. A ranker that overrides
 :meth:`Ranker.fit` (split-dependent state such as an IDF) is instead run one split at a time:
 ``fit(split.pairs)`` with the whole split, then that split's document groups.
 
+What a ranker declares, the runner provides first (rankers never run the harness):
+
+* **bases** (:meth:`Ranker.base_configurations`): every base's entries on the splits needed
+  are read or computed into the store under the base's own key (``run_splits`` on each base),
+  then handed over with ``use_bases``;
+* **a training protocol** (:meth:`Ranker.training_protocol`): for each assignment of the
+  protocol (:mod:`sourcesum.protocols`) the runner builds the labelled training data,
+  calls ``train`` and scores that assignment's pairs. No other path gives a ranker a label:
+  the pairs it scores are inputs only, and reading a label from one is an error naming it.
+
 A :class:`Selection` restricts which pairs are scored: the first ``limit`` of each split, the
 listed pair ids, and/or one :class:`Shard` (every document's pairs, across splits, fall in one
 shard by a stable hash of its key). ``fit`` still sees the whole split; the entries written are
@@ -26,11 +36,15 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from sourcesum.data import Pair, Split
-from sourcesum.errors import RankerError, SourceSumError
+import numpy as np
+from sourcesum.configs import Configuration
+from sourcesum.data import Pair, Split, load_split
+from sourcesum.errors import LabelAccessError, RankerError, SourceSumError
+from sourcesum.protocols import Assignment, protocol
 from sourcesum.qrels import validated_row
 from sourcesum.rankers.base import Ranker
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, entry_key
+from sourcesum.rankers.context import BaseScores, TrainingData
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack
 from tqdm.auto import tqdm
 
 
@@ -128,9 +142,7 @@ class SplitRun:
 
     def scored_split(self) -> Split:
         """The split restricted to the selected pairs (the split itself when not partial)."""
-        if not self.partial:
-            return self.split
-        return Split(self.split.name, self.split.path, self.split.sha256, tuple(self.pairs))
+        return self.split.subset([p.id for p in self.pairs]) if self.partial else self.split
 
     def scores(self) -> dict[str, list[float]]:
         """Scores of the selected pairs."""
@@ -142,7 +154,7 @@ def splitwise(ranker: Ranker) -> bool:
     return type(ranker).fit is not Ranker.fit
 
 
-def document_groups(pairs: Sequence[Pair]) -> list[list[Pair]]:
+def group_by_document(pairs: Sequence[Pair]) -> list[list[Pair]]:
     """``pairs`` grouped by ``document_key`` (groups in order of first appearance)."""
     groups: dict[str, list[Pair]] = {}
     for pair in pairs:
@@ -163,6 +175,8 @@ def group_batches(groups: Sequence[Sequence[Pair]], size: int) -> Iterator[list[
 
 
 def _named_error(ranker: Ranker, pair: Pair, exc: Exception) -> SourceSumError:
+    if isinstance(exc, LabelAccessError):
+        return LabelAccessError(f"ranker {ranker.label} read a label: {exc}")
     if isinstance(exc, SourceSumError):
         return exc
     return RankerError(f"ranker {ranker.label} failed on pair {pair.id}: {type(exc).__name__}: {exc}")
@@ -199,7 +213,7 @@ def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], record: Callable[[Pair, 
                 f"(first pair {chunk[0].id})"
             )
     except Exception as exc:
-        if len(chunk) == 1:
+        if len(chunk) == 1 or isinstance(exc, LabelAccessError):
             raise _named_error(ranker, chunk[0], exc) from exc
         warnings.warn(
             f"ranker {ranker.label} failed on a batch of {len(chunk)} pairs ({type(exc).__name__}: {exc}); "
@@ -224,15 +238,16 @@ def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], record: Callable[[Pair, 
         record(pair, validated_scores(ranker, pair, scores))
 
 
-def _new_entry(ranker: Ranker, split: Split, store: ScoreStore | StoreStack) -> ScoreEntry:
-    params = ranker.get_params()
-    version = ranker.key_version()
-    key = entry_key(ranker.name, version, params, split.sha256)
-    return store.load(ranker.name, split.name, key) or ScoreEntry(
-        ranker=ranker.name,
+def _new_entry(
+    config: Configuration, ranker: Ranker, split: Split, store: ScoreStore | StoreStack
+) -> ScoreEntry:
+    version = config.key_version(split.name)
+    key = config.entry_key(split.name, split.sha256)
+    return store.load(config.ranker, split.name, key) or ScoreEntry(
+        ranker=config.ranker,
         version=version,
-        params=params,
-        label=ranker.label,
+        params=config.params,
+        label=config.label,
         split=split.name,
         data_sha256=split.sha256,
         n_pairs=len(split),
@@ -244,6 +259,8 @@ def _fit(ranker: Ranker, split: Split) -> None:
     """``ranker.fit`` on the whole split; a failure is an error naming the ranker and split."""
     try:
         ranker.fit(split.pairs)
+    except LabelAccessError as exc:
+        raise LabelAccessError(f"ranker {ranker.label} read a label in fit(): {exc}") from exc
     except SourceSumError:
         raise
     except Exception as exc:
@@ -253,12 +270,22 @@ def _fit(ranker: Ranker, split: Split) -> None:
 
 
 def _score_pending(
-    ranker: Ranker, runs: Sequence[SplitRun], store: ScoreStore | StoreStack, progress: bool
+    ranker: Ranker,
+    runs: Sequence[SplitRun],
+    store: ScoreStore | StoreStack,
+    progress: bool,
+    only: Sequence[Pair] | None = None,
 ) -> None:
-    """Score the selected pairs still missing from ``runs``' entries, in cross-split document groups."""
+    """Score the selected pairs still missing from ``runs``' entries (``only``: those of them
+    in ``only``), in cross-split document groups."""
+    allowed = None if only is None else {id(p) for p in only}
     owner: dict[Pair, ScoreEntry] = {}
     for run in runs:
-        owner.update((p, run.entry) for p in run.pairs if p.id not in run.entry.scores)
+        owner.update(
+            (p, run.entry)
+            for p in run.pairs
+            if p.id not in run.entry.scores and (allowed is None or id(p) in allowed)
+        )
     touched: set[int] = set()
 
     def record(pair: Pair, scores: list[float]) -> None:
@@ -266,7 +293,7 @@ def _score_pending(
         entry.scores[pair.id] = scores
         touched.add(id(entry))
 
-    total = sum(len(run.pairs) for run in runs)
+    total = sum(len(run.pairs) for run in runs) if only is None else len(owner)
     with tqdm(
         total=total,
         initial=total - len(owner),
@@ -275,7 +302,7 @@ def _score_pending(
         disable=not progress,
         leave=False,
     ) as bar:
-        for chunk in group_batches(document_groups(list(owner)), ranker.batch_pairs):
+        for chunk in group_batches(group_by_document(list(owner)), ranker.batch_pairs):
             try:
                 _score_chunk(ranker, chunk, record)
             finally:
@@ -284,6 +311,68 @@ def _score_pending(
                         store.save(run.entry)
                 touched.clear()
             bar.update(len(chunk))
+
+
+def base_scores(
+    config: Configuration, split_names: Sequence[str], store: ScoreStore | StoreStack
+) -> BaseScores:
+    """Every base's complete scores on the named splits, read from ``store`` or computed into it
+    under the base's own key (one :func:`run_splits` per base over all the splits)."""
+    splits = [load_split(name) for name in split_names]
+    entries = [
+        [run.entry for run in run_splits(base.create(), splits, store, progress=False)]
+        for base in config.bases
+    ]
+    by_split: dict[str, dict[str, np.ndarray]] = {}
+    for index, split in enumerate(splits):
+        per_base = [entries[b][index] for b in range(len(config.bases))]
+        by_split[split.name] = {
+            pair.id: np.array([entry.scores[pair.id] for entry in per_base], dtype=float) for pair in split
+        }
+    return BaseScores(by_split, tuple(b.label for b in config.bases))
+
+
+def training_data(assignment: Assignment, bases: BaseScores | None) -> TrainingData:
+    """The labelled pairs of ``assignment``, in order, with their bases' scores."""
+    pairs, judgments, scores = [], [], []
+    thresholds = {split.min_relevant for split, _ in assignment.training}
+    if len(thresholds) != 1:
+        raise RankerError(f"training on {assignment.trained_on}: the splits' binary thresholds differ")
+    for split, positions in assignment.training:
+        for i in positions:
+            pairs.append(split.pairs[i])
+            judgments.append(split.judgments[i])
+            if bases is not None:
+                scores.append(bases.of(split.name, split.pairs[i].id))
+    return TrainingData(
+        tuple(pairs),
+        tuple(judgments),
+        assignment.trained_on,
+        thresholds.pop(),
+        tuple(scores) if bases is not None else None,
+    )
+
+
+def _train(ranker: Ranker, assignment: Assignment, bases: BaseScores | None) -> None:
+    data = training_data(assignment, bases)
+    try:
+        ranker.train(data)
+    except SourceSumError:
+        raise
+    except Exception as exc:
+        raise RankerError(
+            f"ranker {ranker.label} failed in train() on {', '.join(data.trained_on)}: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _needed_splits(config: Configuration, runs: Sequence[SplitRun]) -> list[str]:
+    """The splits whose base scores a run needs: the scored ones, then the protocol's training
+    splits."""
+    names = [run.split.name for run in runs]
+    if config.protocol is not None:
+        for run in runs:
+            names += protocol(config.protocol.name).training_splits(config.protocol, run.split.name)
+    return list(dict.fromkeys(names))
 
 
 def run_splits(
@@ -296,21 +385,39 @@ def run_splits(
     """Scores of ``ranker`` on the selected pairs of every split, from the store where cached.
 
     Pending pairs of all ``splits`` are scored together in document groups, unless the ranker
-    overrides ``fit``: then split by split, after ``fit`` on the whole split (see the module
-    docstring). Returns one :class:`SplitRun` per split, in order.
+    overrides ``fit`` or is trained (then split by split: ``fit`` on the whole split, then each
+    assignment of its protocol; see the module docstring). Returns one :class:`SplitRun` per
+    split, in order.
     """
     names = [split.name for split in splits]
     if len(set(names)) != len(names):
         raise SourceSumError(f"run_splits: a split is listed twice in {names}")
     selection.check(splits)
-    ranker.use_store(store)
-    runs = [SplitRun(split, _new_entry(ranker, split, store), selection.pairs(split)) for split in splits]
+    config = Configuration.of_ranker(ranker)
+    ranker.use_workspace(store.root)
+    runs = [
+        SplitRun(split, _new_entry(config, ranker, split, store), selection.pairs(split)) for split in splits
+    ]
     pending = [run for run in runs if any(p.id not in run.entry.scores for p in run.pairs)]
-    if splitwise(ranker):
+    if not pending:
+        return runs
+    bases = base_scores(config, _needed_splits(config, pending), store) if config.bases else None
+    if bases is not None:
+        ranker.use_bases(bases)  # type: ignore[attr-defined]  # composites declare it
+    if config.protocol is not None:
+        rule = protocol(config.protocol.name)
+        for run in pending:
+            if splitwise(ranker):
+                _fit(ranker, run.split)
+            todo = [p for p in run.pairs if p.id not in run.entry.scores]
+            for assignment in rule.assign(config.protocol, run.split, todo):
+                _train(ranker, assignment, bases)
+                _score_pending(ranker, [run], store, progress, only=assignment.pairs)
+    elif splitwise(ranker):
         for run in pending:
             _fit(ranker, run.split)
             _score_pending(ranker, [run], store, progress)
-    elif pending:
+    else:
         _score_pending(ranker, pending, store, progress)
     return runs
 
@@ -320,3 +427,26 @@ def run_ranker(
 ) -> ScoreEntry:
     """Scores of ``ranker`` on every pair of one ``split`` (``run_splits`` on that split alone)."""
     return run_splits(ranker, [split], store, progress=progress)[0].entry
+
+
+def explain(ranker: Ranker, split: Split, store: ScoreStore | StoreStack) -> list[dict[str, object]]:
+    """What a trained ranker fits to score ``split``: for each assignment of its protocol (in
+    order), ``ranker.describe_model()`` after training on it. Bases are read or computed."""
+    config = Configuration.of_ranker(ranker)
+    describe = getattr(ranker, "describe_model", None)
+    if config.protocol is None or describe is None:
+        raise SourceSumError(
+            f"ranker {ranker.name!r} fits no model to explain (try `sourcesum explain learned`)"
+        )
+    ranker.use_workspace(store.root)
+    runs = [SplitRun(split, _new_entry(config, ranker, split, store), list(split.pairs))]
+    bases = base_scores(config, _needed_splits(config, runs), store) if config.bases else None
+    if bases is not None:
+        ranker.use_bases(bases)  # type: ignore[attr-defined]
+    out: list[dict[str, object]] = []
+    for assignment in protocol(config.protocol.name).assign(config.protocol, split, split.pairs):
+        _train(ranker, assignment, bases)
+        described = describe()
+        if described not in out:
+            out.append(described)
+    return out

@@ -24,6 +24,8 @@ import numpy as np
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
+ALPHA = 0.05
+"""Significance level of every test the board marks (adjusted p < ALPHA is significant)."""
 
 
 def _group_index(groups: Sequence[str] | np.ndarray | None, n: int) -> tuple[np.ndarray, int]:

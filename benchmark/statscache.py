@@ -10,14 +10,13 @@ recomputes only what it touches, and a stale value can never be returned. The me
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sourcesum import paths
-from sourcesum.atomic import write_text_atomic
+from sourcesum.files import read_json_object_or_empty, update_json_locked
 
 CODE_VERSION = "1"
 """Bump when :mod:`sourcesum.stats` changes what it computes."""
@@ -44,10 +43,7 @@ class StatsCache:
         self.values: dict[str, Any] = {}
         self.dirty = False
         if path is not None and path.is_file():
-            try:
-                self.values = json.loads(path.read_text())
-            except (ValueError, UnicodeDecodeError):
-                self.values = {}  # a damaged memo is only a lost speed-up
+            self.values = read_json_object_or_empty(path)  # a damaged memo is only a lost speed-up
 
     @classmethod
     def default(cls) -> StatsCache:
@@ -55,8 +51,14 @@ class StatsCache:
 
     def get(self, key: str, compute: Callable[[], Any]) -> Any:
         if key not in self.values:
-            self.values[key] = compute()
-            self.dirty = True
+            self.put(key, compute())
+        return self.values[key]
+
+    def put(self, key: str, value: Any) -> None:
+        self.values[key] = value
+        self.dirty = True
+
+    def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
     def __contains__(self, key: str) -> bool:
@@ -66,15 +68,17 @@ class StatsCache:
         """Merge with what is on disk (another process may have added values) and write."""
         if self.path is None or not self.dirty:
             return
-        from filelock import FileLock
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
-            on_disk: dict[str, Any] = {}
-            if self.path.is_file():
-                try:
-                    on_disk = json.loads(self.path.read_text())
-                except (ValueError, UnicodeDecodeError):
-                    on_disk = {}
-            write_text_atomic(self.path, json.dumps({**on_disk, **self.values}))
+        update_json_locked(self.path, self.values)
         self.dirty = False
+
+
+def memoised(
+    cache: StatsCache, keys: Sequence[str], compute_missing: Callable[[list[int]], Sequence[Any]]
+) -> list[Any]:
+    """The values of ``keys``: from ``cache``, the missing ones computed together by
+    ``compute_missing(indices of the missing keys)`` (one batched call) and memoised."""
+    missing = [i for i, key in enumerate(keys) if key not in cache]
+    if missing:
+        for i, value in zip(missing, compute_missing(missing), strict=True):
+            cache.put(keys[i], value)
+    return [cache[key] for key in keys]

@@ -20,7 +20,6 @@ Stores stack (:class:`StoreStack`): commands read a writable user store on top o
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterator, Sequence
@@ -28,31 +27,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sourcesum.atomic import write_text_atomic
 from sourcesum.errors import ScoreFileError
+from sourcesum.files import update_locked, write_text_atomic
+from sourcesum.hashing import digest, sha256_hex
 
 FORMAT = "sourcesum-scores/2"
 LEGACY_FORMATS = ("sourcesum-scores/1",)
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
 def config_id(ranker: str, version: str, params: dict[str, Any]) -> str:
     """12 hex digits identifying a ranker configuration across splits."""
-    return hashlib.sha256(_canonical([ranker, version, params]).encode()).hexdigest()[:12]
+    return digest([ranker, version, params])
 
 
 def entry_key(ranker: str, version: str, params: dict[str, Any], data_sha256: str) -> str:
     """12 hex digits of sha256 over the canonical JSON of the four key parts."""
-    return hashlib.sha256(_canonical([ranker, version, params, data_sha256]).encode()).hexdigest()[:12]
+    return digest([ranker, version, params, data_sha256])
 
 
 def scores_sha256(scores: dict[str, list[float]]) -> str:
     """sha256 of the scores as canonical JSON (pair ids sorted, floats as ``json.dumps`` writes
     them, which round-trips exactly)."""
-    return hashlib.sha256(_canonical(scores).encode()).hexdigest()
+    return sha256_hex(scores)
 
 
 def recompute_hint(ranker: str, split: str) -> str:
@@ -154,13 +150,45 @@ class ScoreEntry:
             )
         return entry
 
-    def merged_with(self, other: ScoreEntry) -> ScoreEntry:
-        """This entry with the pairs of ``other`` (same key) that it lacks."""
-        if other.key != self.key:
-            raise ScoreFileError(f"cannot merge entries with keys {self.key} and {other.key}")
-        merged = ScoreEntry(**{**self.__dict__, "scores": {**other.scores, **self.scores}})
-        merged.libraries = self.libraries or other.libraries
-        return merged
+
+HEADER = ("ranker", "version", "params", "label", "split", "data_sha256", "n_pairs", "libraries")
+"""Header fields every entry merged into one must share."""
+
+
+def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
+    """The one merge rule of the store: one entry with the union of the pairs of ``entries``
+    (``(origin, entry)`` pairs of one key; ``origin`` names a file or a run, for messages).
+
+    Every header field of :data:`HEADER` must agree, and a pair present in several entries
+    must have identical scores (bit for bit); otherwise :class:`ScoreFileError` names the field
+    or pair and both origins. Store layers, concurrent writers and ``sourcesum merge`` all
+    merge this way."""
+    (first_origin, first), *rest = entries
+    merged = ScoreEntry(**{name: getattr(first, name) for name in HEADER}, scores=dict(first.scores))
+    origin = {pid: first_origin for pid in first.scores}
+    for where, entry in rest:
+        for name in HEADER:
+            if getattr(entry, name) != getattr(first, name):
+                raise ScoreFileError(
+                    f"cannot merge {where} into {first_origin}: {name} differs "
+                    f"({getattr(entry, name)!r} vs {getattr(first, name)!r})"
+                )
+        for pid, values in entry.scores.items():
+            known = merged.scores.get(pid)
+            if known is None:
+                merged.scores[pid] = list(values)
+                origin[pid] = where
+            elif known != values:
+                raise ScoreFileError(
+                    f"cannot merge {entry.ranker} on {entry.split}: pair {pid} has different scores "
+                    f"in {origin[pid]} and {where}"
+                )
+    if len(merged.scores) > merged.n_pairs:
+        raise ScoreFileError(
+            f"merging {merged.ranker} on {merged.split} gives {len(merged.scores)} pairs, "
+            f"more than the split's {merged.n_pairs}"
+        )
+    return merged
 
 
 def read_entry(path: Path, allow_legacy: bool = False) -> ScoreEntry:
@@ -196,20 +224,20 @@ class ScoreStore:
         return read_entry(path)
 
     def save(self, entry: ScoreEntry) -> Path:
-        """Write ``entry`` merged with what is on disk, under a file lock; ``entry.scores`` is
-        updated in place to the union, so a caller sees pairs that other writers finished."""
-        from filelock import FileLock
-
+        """Write ``entry`` merged with what is on disk (:func:`merge_entries`), under a file
+        lock; ``entry.scores`` is updated in place to the union, so a caller sees pairs that
+        other writers finished."""
         if not self.writable:
             raise ScoreFileError(f"score store {self.root} is read-only here")
         path = self.path_for(entry.ranker, entry.split, entry.key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path.parent / f".{path.name}.lock")):
-            if path.is_file():
-                on_disk = read_entry(path)
-                for pair_id, scores in on_disk.scores.items():
-                    entry.scores.setdefault(pair_id, scores)
-            write_text_atomic(path, entry.to_json())
+
+        def merge(on_disk: ScoreEntry | None) -> ScoreEntry:
+            if on_disk is None:
+                return entry
+            return merge_entries([(str(path), on_disk), ("the entry being saved", entry)])
+
+        merged = update_locked(path, read_entry, merge, ScoreEntry.to_json)
+        entry.scores.update(merged.scores)
         return path
 
     def entries(self) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
@@ -223,10 +251,30 @@ class ScoreStore:
                 yield path, exc
 
 
+def open_stores(scores_dir: str | Path | None = None, must_exist: bool = False) -> StoreStack:
+    """The store stack every command reads: the user store (``scores_dir``, else
+    :func:`sourcesum.paths.user_scores_dir`, written by ``run``) on top of the committed,
+    read-only ``data/scores``. ``must_exist``: a named ``scores_dir`` that does not exist is an
+    error (a typo must not read as an empty store)."""
+    from sourcesum import paths
+
+    top = Path(scores_dir).expanduser() if scores_dir else paths.user_scores_dir()
+    if scores_dir and must_exist and not top.is_dir():
+        raise ScoreFileError(f"--scores-dir {scores_dir}: no such folder")
+    if top.exists() and not top.is_dir():
+        raise ScoreFileError(f"--scores-dir {top}: is a file, not a folder")
+    layers = [ScoreStore(top)]
+    committed = paths.COMMITTED_SCORES_DIR
+    if committed.resolve() != top.resolve():
+        layers.append(ScoreStore(committed, writable=False))
+    return StoreStack(layers)
+
+
 class StoreStack:
     """Several stores read as one: the first is written, the rest are read-only layers below it.
 
-    ``load`` returns the union of a key's pairs over the layers; ``save`` writes the top store.
+    ``load`` returns the union of a key's pairs over the layers (:func:`merge_entries`: layers
+    that disagree are an error naming both files); ``save`` writes the top store.
     """
 
     def __init__(self, stores: Sequence[ScoreStore]):
@@ -249,30 +297,38 @@ class StoreStack:
         return self.top.path_for(ranker, split, key)
 
     def load(self, ranker: str, split: str, key: str) -> ScoreEntry | None:
-        found = [e for e in (s.load(ranker, split, key) for s in self.stores) if e is not None]
-        if not found:
-            return None
-        merged = found[0]
-        for entry in found[1:]:
-            merged = merged.merged_with(entry)
-        return merged
+        found = [
+            (str(s.path_for(ranker, split, key)), e)
+            for s, e in ((s, s.load(ranker, split, key)) for s in self.stores)
+            if e is not None
+        ]
+        return merge_entries(found) if found else None
 
     def save(self, entry: ScoreEntry) -> Path:
         return self.top.save(entry)
 
     def entries(self) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
-        """Entries of every layer, one per key (pairs merged over layers; the top path shown)."""
+        """Entries of every layer, one per key (pairs merged over layers by :func:`merge_entries`;
+        the top path shown). A conflict between layers is yielded as the error naming both."""
         seen: dict[tuple[str, str], int] = {}
         out: list[tuple[Path, ScoreEntry | ScoreFileError]] = []
+        origins: dict[int, list[tuple[str, ScoreEntry]]] = {}
         for store in self.stores:
             for path, item in store.entries():
                 ident = (path.parent.name, path.name)
                 if ident in seen and isinstance(item, ScoreEntry):
-                    first_path, first = out[seen[ident]]
+                    index = seen[ident]
+                    first_path, first = out[index]
                     if isinstance(first, ScoreEntry):
-                        out[seen[ident]] = (first_path, first.merged_with(item))
+                        origins[index].append((str(path), item))
+                        try:
+                            out[index] = (first_path, merge_entries(origins[index]))
+                        except ScoreFileError as exc:
+                            out[index] = (first_path, exc)
                     continue
                 seen.setdefault(ident, len(out))
+                if isinstance(item, ScoreEntry):
+                    origins[len(out)] = [(str(path), item)]
                 out.append((path, item))
         yield from out
 

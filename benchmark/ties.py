@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from sourcesum.data import Split
-from sourcesum.evaluation import Evaluation, evaluate
+from sourcesum.evaluation import Evaluation, evaluate_split
 from sourcesum.measures import DEFAULT_MEASURES, Measure
 from sourcesum.qrels import Run
 
@@ -57,14 +57,16 @@ def tie_report(
     wanted = list(dict.fromkeys([*measures, *expectations]))
     have = set(evaluation.measures) if evaluation is not None else set()
     missing = [m for m in wanted if m not in have]
-    extra = evaluate(split, scores, system, missing) if missing else None
+    extra = evaluate_split(split, scores, system, missing) if missing else None
 
     def default_mean(measure: Measure) -> float:
         source = evaluation if measure in have else extra
         assert source is not None  # every wanted measure is in one of the two
         return source.mean(measure)
 
-    bounds = {rule: evaluate(split, scores, system, measures, tiebreak=rule) for rule in ("worst", "best")}
+    bounds = {
+        rule: evaluate_split(split, scores, system, measures, tiebreak=rule) for rule in ("worst", "best")
+    }
     for measure in measures:
         values = {
             "pessimistic": bounds["worst"].mean(measure),

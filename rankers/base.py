@@ -1,8 +1,9 @@
 """The ranker API: subclass :class:`Ranker`, set ``name``, implement ``score``, ``@register``.
 
-A ranker turns one :class:`~sourcesum.data.Pair` (document sentences + summary, with the full
-document, reference summary, corpus and ids) into one finite score per sentence; a higher score
-means "more likely a source of the summary". Example::
+A ranker turns one :class:`~sourcesum.data.Pair` (the document's sentences and the summary,
+with the full document, reference summary, corpus, query and ids: inputs only, never a label)
+into one finite score per sentence; a higher score means "more likely a source of the summary".
+Example::
 
     from sourcesum.rankers import Ranker, register
 
@@ -23,7 +24,16 @@ Parameters are the ``__init__`` keyword arguments, read back from attributes of 
 key the score cache, so bump ``version`` whenever the scoring code changes. Declare them in
 ``param_specs`` (type, choices or range, one line of doc; see :mod:`sourcesum.params`) or let
 their annotations and defaults give their types; values are parsed, validated and canonicalised
-before any work.
+before any work. Everything a configuration is known by (its canonical parameters, label,
+bases, training protocol) is computed from the class and the parameters alone
+(:meth:`Ranker.full_params`, :meth:`Ranker.label_for`...), so the board names rows without
+instantiating a ranker.
+
+Reading labels: ``pair.votes`` (or ``graded``, ``binary``) raises an error naming the ranker.
+A ranker that learns from labels declares :meth:`training_protocol` and receives labelled
+:class:`~sourcesum.rankers.context.TrainingData` through :meth:`train`; one built from other
+rankers' scores declares :meth:`base_configurations` and receives them through ``use_bases``
+(see :mod:`sourcesum.rankers.composite`).
 """
 
 from __future__ import annotations
@@ -31,15 +41,14 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
 
-from sourcesum.data import Pair
-from sourcesum.errors import ParameterError
+from sourcesum.data.pairs import Pair
+from sourcesum.errors import ParameterError, RankerError
 from sourcesum.params import Param, signature_params
+from sourcesum.rankers.context import ProtocolSpec, TrainingData
 from sourcesum.registry import Registry
-
-if TYPE_CHECKING:  # the harness's store types, for annotations only (rankers import the core)
-    from sourcesum.store import ScoreStore, StoreStack
 
 
 class Ranker:
@@ -67,29 +76,20 @@ class Ranker:
     board_note: ClassVar[str] = ""
     """Markdown the leaderboard prints under its results when a row of this ranker is on it
     (e.g. how a trained ranker was trained); empty for most rankers."""
-    store: ScoreStore | StoreStack | None = None
-    """The score store (or stack) of the current run, set by :meth:`use_store`."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Ranker:
         if cls.score is Ranker.score and cls.score_batch is Ranker.score_batch:
             raise TypeError(f"ranker class {cls.__name__} defines neither score nor score_batch")
         return super().__new__(cls)
 
-    def key_version(self) -> str:
-        """The version written into this ranker's entries and their cache keys: ``version``.
-
-        A ranker built from other rankers' scores extends it with a digest of everything it
-        reads besides its own parameters and split (its bases' versions, training data), so a
-        new base version or new training data makes a new key and never reuses a stale entry."""
-        return self.version
-
+    # -- scoring hooks ----------------------------------------------------------------------
     def fit(self, pairs: Sequence[Pair]) -> None:
         """Called once with every pair of a split before scoring (e.g. to compute IDF). No-op.
 
         Overriding it declares split-dependent state: the runner then runs this ranker one split
         at a time (``fit`` on the whole split, even in a ``--limit`` or ``--shard`` run, then
         that split's pairs). A ranker that keeps the default gets document groups that span the
-        splits of a run (see :meth:`score_batch`).
+        splits of a run (see :meth:`score_batch`). The pairs are inputs only.
         """
 
     def score(self, pair: Pair) -> Sequence[float]:
@@ -108,18 +108,40 @@ class Ranker:
         """
         return [self.score(pair) for pair in pairs]
 
-    def use_store(self, store: ScoreStore | StoreStack) -> None:
-        """Called by the runner, before :meth:`fit` and scoring, with the store (or stack) it
-        reads and writes; kept as :attr:`store`. Rankers built from other rankers' scores
-        (``fusion``, ``learned``) read or compute their bases' entries there; others may keep
-        files beside the scores under ``store.root`` (e.g. a cache of paid server requests)."""
-        self.store = store
+    def train(self, data: TrainingData) -> None:
+        """Learn from labelled pairs (rankers that declare :meth:`training_protocol`): called
+        by the runner before it scores the pairs the protocol assigns to ``data``."""
+        raise RankerError(f"ranker {self.name} declares no training protocol, so it is never trained")
+
+    def use_workspace(self, folder: Path) -> None:
+        """Called by the runner before scoring with a folder beside the scores where the ranker
+        may keep files across runs (e.g. the LLM judge's cache of paid server requests). No-op."""
 
     def report(self) -> dict[str, Any]:
         """Counts of how the scores computed since the last call were obtained (e.g.
         fallbacks, tokens used); ``sourcesum run`` shows them after each split. Empty by
         default."""
         return {}
+
+    # -- what a configuration is, from the class and its parameters ----------------------------
+    @classmethod
+    def base_configurations(cls, params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """The ``(ranker, canonical params)`` of every ranker whose scores this configuration is
+        built from, in order (default: none). The runner computes them first."""
+        return []
+
+    @classmethod
+    def training_protocol(cls, params: Mapping[str, Any]) -> ProtocolSpec | None:
+        """The protocol under which this configuration may read labels (default: None, it
+        never does). See :mod:`sourcesum.protocols`."""
+        return None
+
+    @classmethod
+    def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
+        """Final canonical form of a complete parameter set (``runtime``: the runtime
+        parameters' values, e.g. ``device``, which may decide a value such as ``dtype=auto``);
+        raise :class:`ParameterError` for combinations that are not allowed. Default: as is."""
+        return params
 
     @classmethod
     def library_versions(cls) -> dict[str, str]:
@@ -145,8 +167,8 @@ class Ranker:
 
     @classmethod
     def canonical_params(cls, values: Mapping[str, Any]) -> dict[str, Any]:
-        """``values`` (text or Python values) parsed, validated and canonicalised; unknown names
-        and bad values raise :class:`ParameterError` naming ``<ranker>.<param>``."""
+        """``values`` (text or Python values) parsed, validated and canonicalised one by one;
+        unknown names and bad values raise :class:`ParameterError` naming ``<ranker>.<param>``."""
         specs = cls.parameters()
         out = {}
         for key, value in values.items():
@@ -158,30 +180,73 @@ class Ranker:
             out[key] = specs[key][0].coerce(value, f"{cls.name}.{key}")
         return out
 
-    def get_params(self) -> dict[str, Any]:
-        """The canonical ``__init__`` keyword arguments (except ``runtime_params``), as set."""
-        current = {name: getattr(self, name) for name in self.parameters() if name not in self.runtime_params}
-        return self.canonical_params(current)
+    @classmethod
+    def full_params(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The complete canonical parameters of ``cls(**values)``, without instantiating it:
+        every non-runtime parameter, defaults filled in, then :meth:`canonicalize`. Equals
+        ``get_params()`` of the instance (a test checks every built-in)."""
+        given = cls.canonical_params(values)
+        out: dict[str, Any] = {}
+        runtime: dict[str, Any] = {}
+        for key, (spec, default) in cls.parameters().items():
+            if key in given:
+                value = given[key]
+            elif default is inspect.Parameter.empty:
+                raise ParameterError(f"ranker {cls.name!r} needs parameter {key!r}")
+            else:
+                value = spec.coerce(default, f"{cls.name}.{key}")
+            (runtime if key in cls.runtime_params else out)[key] = value
+        return cls.canonicalize(out, runtime)
 
-    def changed_params(self, include_label_params: bool = True) -> dict[str, Any]:
-        """Parameters that differ from their defaults (plus ``label_params`` if asked)."""
-        specs = self.parameters()
+    @classmethod
+    def changed_params_of(
+        cls, params: Mapping[str, Any], include_label_params: bool = True
+    ) -> dict[str, Any]:
+        """Parameters of ``params`` that differ from their defaults (plus ``label_params`` if
+        asked)."""
+        specs = cls.parameters()
         changed = {}
-        for key, value in self.get_params().items():
+        for key, value in params.items():
             spec, default = specs[key]
             if default is not inspect.Parameter.empty:
-                default = spec.coerce(default, f"{self.name}.{key}")
-            if (include_label_params and key in self.label_params) or default != value:
+                default = spec.coerce(default, f"{cls.name}.{key}")
+            if (include_label_params and key in cls.label_params) or default != value:
                 changed[key] = value
         return changed
 
+    @classmethod
+    def label_for(cls, params: Mapping[str, Any]) -> str:
+        """``name`` plus non-default parameters, e.g. ``random(seed=1)``."""
+        changed = cls.changed_params_of(params)
+        if not changed:
+            return cls.name
+        return f"{cls.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
+
+    @classmethod
+    def base_label_for(cls, params: Mapping[str, Any]) -> str:
+        """As a base of another ranker: ``name`` plus non-default parameters, ``label_params``
+        shown only when changed."""
+        changed = cls.changed_params_of(params, include_label_params=False)
+        if not changed:
+            return cls.name
+        return f"{cls.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
+
+    # -- the instance's configuration -------------------------------------------------------
+    def get_params(self) -> dict[str, Any]:
+        """The canonical ``__init__`` keyword arguments (except ``runtime_params``), as set."""
+        specs = self.parameters()
+        current = {name: getattr(self, name) for name in specs if name not in self.runtime_params}
+        runtime = {name: getattr(self, name) for name in specs if name in self.runtime_params}
+        return self.canonicalize(self.canonical_params(current), runtime)
+
+    def changed_params(self, include_label_params: bool = True) -> dict[str, Any]:
+        """Parameters that differ from their defaults (plus ``label_params`` if asked)."""
+        return self.changed_params_of(self.get_params(), include_label_params)
+
     @property
     def label(self) -> str:
-        """``name`` plus non-default parameters, e.g. ``random(seed=1)``."""
-        changed = self.changed_params()
-        if not changed:
-            return self.name
-        return f"{self.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
+        """:meth:`label_for` of this instance's parameters."""
+        return self.label_for(self.get_params())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({json.dumps(self.get_params(), sort_keys=True, default=str)})"

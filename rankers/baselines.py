@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
-from sourcesum.data import Pair
+from sourcesum.data.pairs import Pair
+from sourcesum.errors import RankerError
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
+from sourcesum.rankers.context import ProtocolSpec, TrainingData
 
 
 @register
@@ -45,12 +48,24 @@ class OracleRanker(Ranker):
     """The graded relevance itself (number of 1-votes): an upper bound and a pipeline check.
 
     It must score nDCG = AP = 1 on every pair with a relevant sentence: sentences with equal
-    votes tie, but ties among equal grades change neither DCG nor AP.
+    votes tie, but ties among equal grades change neither DCG nor AP. A reference row: it reads
+    the labels of the very pairs it scores, under the ``own`` protocol, which the harness allows
+    for reference rows only.
     """
 
     name = "oracle"
     version = "1"
     reference = True
 
+    @classmethod
+    def training_protocol(cls, params: Mapping[str, Any]) -> ProtocolSpec:
+        return ProtocolSpec("own")
+
+    def train(self, data: TrainingData) -> None:
+        self._graded = {p.id: j.graded for p, j in zip(data.pairs, data.judgments, strict=True)}
+
     def score(self, pair: Pair) -> Sequence[float]:
-        return pair.graded.tolist()
+        graded = self.__dict__.get("_graded", {}).get(pair.id)
+        if graded is None:
+            raise RankerError(f"ranker {self.name}: no labels for pair {pair.id}; the runner trains it first")
+        return [float(g) for g in graded]

@@ -1,19 +1,20 @@
 """Rankers built from other rankers' stored scores (``fusion``, ``learned``): base rankers as a
-typed parameter, their scores read from (or computed into) the score store, per-pair
-normalisations.
+typed parameter, their scores handed in by the harness, per-pair normalisations.
 
 **Bases.** The parameter ``rankers`` names the base rankers: comma-separated names
 (``"bm25,embedding"``) or a JSON list of names and ``{"ranker": NAME, "params": {...}}``
 objects. It is canonicalised to a sorted list of ``{"ranker", "params"}`` with every parameter
-of every base (defaults included), so equal configurations share one cache key. Reference
-rankers (the oracle reads the votes), rankers built from other rankers, and the paper's
-published outputs (not rankers) are refused: nothing that has seen the votes is ever a base.
+of every base (defaults included; from the base's class, never an instance), so equal
+configurations share one cache key. Reference rankers (the oracle reads the votes), rankers
+built from other rankers, and the paper's published outputs (not rankers) are refused: nothing
+that has seen the votes is ever a base.
 
-**Store.** The runner hands every ranker its store before ``fit`` (:meth:`Ranker.use_store`,
-kept as ``self.store``); each base's entry is then loaded from it, or computed into it under the base's own key, by
-:func:`sourcesum.runner.run_ranker`. :meth:`CompositeRanker.key_version` appends to
-``version`` a digest of every base's name and key version (and, for a trained ranker, of its
-training data), so the composite entry's key changes whenever a base entry's key would.
+**Scores.** A composite declares its bases (:meth:`CompositeRanker.base_configurations`); the
+runner computes or reads every base's entries under the base's own key and calls
+:meth:`CompositeRanker.use_bases` before scoring, so a composite never touches a store. The
+entry key of a composite follows its bases: the harness's key version
+(:class:`sourcesum.configs.Configuration`) appends to ``version`` a digest of every base's
+name and key version (and, for a trained ranker, of its training data).
 
 **Normalisations** of one base's scores ``s_1..s_n`` on one pair (as in ranx's ``zmuv``,
 ``min-max`` and ``rank`` norms, ties made deterministic):
@@ -26,17 +27,16 @@ training data), so the composite entry's key changes whenever a base entry's key
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
-from sourcesum.data import Pair, Split, load_split
+from sourcesum.data.pairs import Pair
 from sourcesum.errors import ParameterError, RankerError, SourceSumError
 from sourcesum.params import JSON, Param
-from sourcesum.rankers.base import Ranker, create_ranker
-from sourcesum.store import ScoreEntry
+from sourcesum.rankers.base import RANKERS, Ranker
+from sourcesum.rankers.context import BaseScores
 
 NORMALIZATIONS = ("zscore", "minmax", "rank")
 EPSILON = 1e-9
@@ -104,18 +104,23 @@ class BaseRankers(Param):
                     "(published outputs are not features of rankers on the board)"
                 )
             try:
-                base = create_ranker(name, **params)
+                cls = RANKERS.get(name)
+                if not isinstance(params, dict):
+                    raise ParameterError(f"params {params!r} is not an object")
+                canonical = cls.full_params(params)
             except SourceSumError as exc:
                 raise ParameterError(f"parameter {where}: base {name!r}: {exc}") from exc
-            if base.reference:
+            if cls.reference or cls.training_protocol(canonical) is not None:
                 raise ParameterError(
                     f"parameter {where}: {name} is a reference ranker (it reads the votes), never a base"
+                    if cls.reference
+                    else f"parameter {where}: {name} is trained on the votes, never a base"
                 )
-            if isinstance(base, CompositeRanker):
+            if cls.base_configurations(canonical):
                 raise ParameterError(
                     f"parameter {where}: {name} is itself built from other rankers; name its bases directly"
                 )
-            out.append({"ranker": base.name, "params": base.get_params()})
+            out.append({"ranker": cls.name, "params": canonical})
         out.sort(key=lambda b: (b["ranker"], json.dumps(b["params"], sort_keys=True, default=str)))
         names = [json.dumps(b, sort_keys=True, default=str) for b in out]
         duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -124,79 +129,45 @@ class BaseRankers(Param):
         return out
 
 
-def base_label(base: Ranker) -> str:
-    """A base's name plus its non-default parameters (``label_params`` shown only if changed)."""
-    changed = base.changed_params(include_label_params=False)
-    if not changed:
-        return base.name
-    return f"{base.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
-
-
-def digest(value: Any) -> str:
-    """12 hex digits of sha256 over the canonical JSON of ``value``."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
-
 class CompositeRanker(Ranker):
-    """Base class of rankers computed from the stored scores of base rankers."""
+    """Base class of rankers computed from the stored scores of base rankers (the ``rankers``
+    parameter)."""
 
     label_params: ClassVar[tuple[str, ...]] = ("rankers",)
 
     rankers: list[dict[str, Any]]
+    _base_scores: BaseScores | None = None
 
-    @property
-    def bases(self) -> list[Ranker]:
-        """The base rankers, instantiated from the canonical ``rankers`` parameter."""
-        return [create_ranker(b["ranker"], **b["params"]) for b in self.rankers]
+    @classmethod
+    def base_configurations(cls, params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        return [(b["ranker"], dict(b["params"])) for b in params["rankers"]]
+
+    @classmethod
+    def base_labels_for(cls, params: Mapping[str, Any]) -> list[str]:
+        return [RANKERS.get(name).base_label_for(p) for name, p in cls.base_configurations(params)]
+
+    @classmethod
+    def label_for(cls, params: Mapping[str, Any]) -> str:
+        changed = cls.changed_params_of(params, include_label_params=True)
+        changed["rankers"] = "+".join(cls.base_labels_for(params))
+        return f"{cls.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
 
     @property
     def base_labels(self) -> list[str]:
-        return [base_label(b) for b in self.bases]
+        return self.base_labels_for(self.get_params())
 
-    def key_inputs(self) -> list[Any]:
-        """What, besides parameters and split, the scores depend on: every base's name and key
-        version (its parameters are in ours). Trained rankers add their training data."""
-        return [[b.name, b.key_version()] for b in self.bases]
-
-    def key_version(self) -> str:
-        return f"{self.version}+{digest(self.key_inputs())}"
-
-    @property
-    def label(self) -> str:
-        changed = self.changed_params(include_label_params=True)
-        changed["rankers"] = "+".join(self.base_labels)
-        return f"{self.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
-
-    def base_entries(self, split: Split) -> list[ScoreEntry]:
-        """Every base's complete entry on ``split``: from the store, or computed into it."""
-        from sourcesum.runner import run_ranker
-
-        if self.store is None:
-            raise RankerError(
-                f"ranker {self.name} reads its bases' scores from a score store; run it through "
-                "sourcesum.runner.run_ranker (or `sourcesum run`), which provides one"
-            )
-        return [run_ranker(base, split, self.store, progress=False) for base in self.bases]
-
-    def base_scores(self, split_name: str) -> dict[str, np.ndarray]:
-        """``pair id -> (n_bases, n_sentences)`` raw base scores on the split, memoised."""
-        cache: dict[str, dict[str, np.ndarray]] = self.__dict__.setdefault("_base_scores", {})
-        if split_name not in cache:
-            entries = self.base_entries(load_split(split_name))
-            cache[split_name] = {
-                pair_id: np.array([entry.scores[pair_id] for entry in entries], dtype=float)
-                for pair_id in entries[0].scores
-            }
-        return cache[split_name]
+    def use_bases(self, scores: BaseScores) -> None:
+        """Called by the runner before scoring with every base's raw scores."""
+        self._base_scores = scores
 
     def pair_scores(self, pair: Pair) -> np.ndarray:
         """``(n_bases, n_sentences)`` raw base scores of one pair."""
-        scores = self.base_scores(pair.split).get(pair.id)
-        if scores is None:
-            raise RankerError(f"ranker {self.label}: no base scores for pair {pair.id} of split {pair.split}")
-        return scores
-
-    def fit(self, pairs: Sequence[Pair]) -> None:
-        """Load (or compute) the bases' entries on the split of ``pairs``."""
-        for name in sorted({pair.split for pair in pairs}):
-            self.base_scores(name)
+        if self._base_scores is None:
+            raise RankerError(
+                f"ranker {self.name} is built from its bases' scores, which the runner hands in "
+                "(sourcesum.runner.run_splits, or `sourcesum run`); it was called without them"
+            )
+        try:
+            return self._base_scores.for_pair(pair)
+        except RankerError as exc:
+            raise RankerError(f"ranker {self.label}: {exc}") from None

@@ -17,10 +17,11 @@ per-pair normalised scores ``t_j(i)`` (see :mod:`sourcesum.rankers.composite`):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
-from sourcesum.data import Pair
+from sourcesum.data.pairs import Pair
 from sourcesum.errors import ParameterError
 from sourcesum.params import Param
 from sourcesum.rankers.base import register
@@ -87,17 +88,24 @@ class FusionRanker(CompositeRanker):
     ):
         self.rankers = self.param_specs["rankers"].coerce(rankers, f"{self.name}.rankers")
         self.method, self.normalization, self.k = method, normalization, k
+        self.canonicalize({"method": method, "normalization": normalization, "k": k}, {})
+
+    @classmethod
+    def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
+        """Refuses options that do not apply to the method."""
+        method, normalization, k = params["method"], params["normalization"], params["k"]
         if method == "rrf" and normalization != DEFAULT_NORMALIZATION:
             raise ParameterError(
-                f"{self.name}.normalization={normalization}: rrf uses ranks only; leave "
+                f"{cls.name}.normalization={normalization}: rrf uses ranks only; leave "
                 "normalization at its default"
             )
         if method != "rrf" and k != DEFAULT_RRF_K:
-            raise ParameterError(f"{self.name}.k={k}: k applies to method=rrf only")
+            raise ParameterError(f"{cls.name}.k={k}: k applies to method=rrf only")
         if method == "combmnz" and normalization == "zscore":
             raise ParameterError(
-                f"{self.name}.method=combmnz needs a non-negative normalization (minmax or rank)"
+                f"{cls.name}.method=combmnz needs a non-negative normalization (minmax or rank)"
             )
+        return params
 
     def score(self, pair: Pair) -> Sequence[float]:
         return fuse(self.pair_scores(pair), self.method, self.normalization, self.k).tolist()

@@ -29,10 +29,11 @@ combination with the highest pooled ``(mean nDCG + mean AP) / 2`` over the held-
 folds (ties: the earlier in grid order, smaller ``C`` and L1 first); the model is then refitted
 on all training pairs with it.
 
-**Protocols** (named in the row label):
+**Protocols** (named in the row label) are applied by the harness, which alone hands out
+labels (:mod:`sourcesum.protocols`); the ranker only fits what it is given (:meth:`train`):
 
 - ``cross-corpus`` (default): a pair of one corpus (XSum or CNN/DM) is scored by a model fitted
-  on the main splits of the *other* corpus: no pair, document or vote of the evaluated corpus
+  on the board splits of the *other* corpus: no pair, document or vote of the evaluated corpus
   is read to fit it (the two splits of a corpus share one model).
 - ``kfold``: the split's pairs are cut into ``folds`` folds by document (a seeded permutation
   of the sorted document keys, dealt round-robin); each fold is scored by a model fitted on
@@ -43,21 +44,23 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from sourcesum import data
-from sourcesum.data import Pair
+from sourcesum.data.pairs import Pair
 from sourcesum.errors import ParameterError, RankerError
+from sourcesum.evaluation import evaluate
+from sourcesum.folds import document_folds
+from sourcesum.hashing import sha256_hex
 from sourcesum.measures import AP, NDCG
-from sourcesum.metrics import Ranking, pad
+from sourcesum.metrics import pad
 from sourcesum.params import Param
 from sourcesum.qrels import Qrels
 from sourcesum.rankers.base import register
 from sourcesum.rankers.composite import NORMALIZATIONS, BaseRankers, CompositeRanker, normalize
+from sourcesum.rankers.context import ProtocolSpec, TrainingData
 
 PROTOCOLS = ("cross-corpus", "kfold")
 MODELS = ("logistic", "lambdamart")
@@ -99,15 +102,16 @@ class TrainingSet:
     features: list[np.ndarray]
     graded: list[np.ndarray]
     share: list[np.ndarray]
+    min_relevant: float
+    """Binary relevance threshold of the training data (the inner CV's AP reads it)."""
 
     def subset(self, keep: np.ndarray) -> TrainingSet:
         index = np.flatnonzero(keep)
-        return TrainingSet(
-            *[
-                [values[i] for i in index]
-                for values in (self.pair_ids, self.documents, self.features, self.graded, self.share)
-            ]
-        )
+        lists = [
+            [values[i] for i in index]
+            for values in (self.pair_ids, self.documents, self.features, self.graded, self.share)
+        ]
+        return TrainingSet(*lists, min_relevant=self.min_relevant)
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -118,23 +122,14 @@ class TrainingSet:
         return h.hexdigest()
 
 
-def document_folds(documents: Sequence[str], folds: int, seed: int) -> np.ndarray:
-    """Fold of each item: its document's position in a seeded permutation of the sorted
-    distinct documents, modulo ``folds`` (items of one document share a fold)."""
-    distinct = sorted(set(documents))
-    order = np.random.default_rng(seed).permutation(len(distinct))
-    fold_of = {distinct[j]: position % folds for position, j in enumerate(order)}
-    return np.array([fold_of[d] for d in documents])
-
-
-def ranking_quality(scores: Sequence[np.ndarray], graded: Sequence[np.ndarray]) -> tuple[float, float]:
+def ranking_quality(
+    scores: Sequence[np.ndarray], graded: Sequence[np.ndarray], min_relevant: float
+) -> tuple[float, float]:
     """Mean nDCG and mean AP (the harness's kernels and tie rules) of score lists."""
-    values, mask = pad([list(s) for s in scores])
-    qrels = Qrels.from_graded([list(g) for g in graded])
-    ranking = Ranking.from_scores(values, mask)
-    ndcg = NDCG.compute(ranking, qrels.graded)
-    ap = AP.compute(ranking, qrels.binary)
-    return float(np.nanmean(ndcg)), float(np.nanmean(ap))
+    values, _ = pad([list(s) for s in scores])
+    qrels = Qrels.from_graded([list(g) for g in graded], min_relevant)
+    result = evaluate(qrels, values, (NDCG, AP))
+    return float(np.nanmean(result[NDCG])), float(np.nanmean(result[AP]))
 
 
 @dataclass
@@ -234,9 +229,7 @@ def train_model(
     seed: int,
 ) -> Model:
     """Fit ``kind`` on ``train``; a ``None`` hyper-parameter is chosen by grouped inner CV."""
-    key = hashlib.sha256(
-        json.dumps([kind, hyper, folds, seed, feature_names, train.digest()]).encode()
-    ).hexdigest()
+    key = sha256_hex([kind, hyper, folds, seed, feature_names, train.digest(), train.min_relevant])
     if key in _FITTED:
         return _FITTED[key]
     grids = {"C": C_GRID, "l1_ratio": L1_GRID, "trees": TREES_GRID}
@@ -259,7 +252,7 @@ def train_model(
                     for x in held.features
                 ]
                 graded += held.graded
-            ndcg, ap = ranking_quality(scores, graded)
+            ndcg, ap = ranking_quality(scores, graded, train.min_relevant)
             cv.append({**values, "ndcg": ndcg, "ap": ap, "objective": (ndcg + ap) / 2})
         best = max(range(len(cv)), key=lambda i: (cv[i]["objective"], -i))
         cv[best]["selected"] = True
@@ -344,26 +337,30 @@ class LearnedRanker(CompositeRanker):
     ):
         self.rankers = self.param_specs["rankers"].coerce(rankers, f"{self.name}.rankers")
         self.protocol, self.model, self.normalization = protocol, model, normalization
-        groups = [g.strip() for g in features.split(",") if g.strip()]
+        self.C, self.l1_ratio, self.trees, self.folds, self.seed = C, l1_ratio, trees, folds, seed
+        self.features = self.canonicalize(
+            {"features": features, "model": model, "C": C, "l1_ratio": l1_ratio, "trees": trees}, {}
+        )["features"]
+
+    @classmethod
+    def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
+        """Feature groups in their fixed order; hyper-parameters only for their model."""
+        groups = [g.strip() for g in str(params["features"]).split(",") if g.strip()]
         unknown = [g for g in groups if g not in FEATURE_GROUPS]
         if unknown:
             raise ParameterError(
-                f"{self.name}.features={features}: unknown group {unknown[0]!r}; expected a "
+                f"{cls.name}.features={params['features']}: unknown group {unknown[0]!r}; expected a "
                 f"comma-separated subset of {', '.join(FEATURE_GROUPS)}"
             )
-        self.features = ",".join(g for g in FEATURE_GROUPS if g in groups)
-        if model == "logistic" and trees is not None:
-            raise ParameterError(f"{self.name}.trees applies to model=lambdamart only")
-        if model == "lambdamart" and (C is not None or l1_ratio is not None):
-            raise ParameterError(f"{self.name}.C and l1_ratio apply to model=logistic only")
-        self.C, self.l1_ratio, self.trees, self.folds, self.seed = C, l1_ratio, trees, folds, seed
+        if params["model"] == "logistic" and params["trees"] is not None:
+            raise ParameterError(f"{cls.name}.trees applies to model=lambdamart only")
+        if params["model"] == "lambdamart" and (params["C"] is not None or params["l1_ratio"] is not None):
+            raise ParameterError(f"{cls.name}.C and l1_ratio apply to model=logistic only")
+        return {**params, "features": ",".join(g for g in FEATURE_GROUPS if g in groups)}
 
-    # -- what the scores depend on -------------------------------------------------------
-    def key_inputs(self) -> list[Any]:
-        inputs = super().key_inputs()
-        if self.protocol == "cross-corpus":  # the training corpus's data, pinned by sha256
-            inputs.append({name: data.split_info(name).sha256 for name in data.main_splits()})
-        return inputs
+    @classmethod
+    def training_protocol(cls, params: Mapping[str, Any]) -> ProtocolSpec:
+        return ProtocolSpec(str(params["protocol"]), {"folds": params["folds"], "seed": params["seed"]})
 
     @property
     def feature_names(self) -> list[str]:
@@ -373,85 +370,54 @@ class LearnedRanker(CompositeRanker):
                 names += GROUP_FEATURES[group][0]
         return names
 
-    def pair_features(self, pair: Pair) -> np.ndarray:
-        """``(n_sentences, n_features)`` feature rows of one pair (module docstring)."""
-        columns = [normalize(self.pair_scores(pair), self.normalization).T]
+    def pair_features(self, pair: Pair, base_scores: np.ndarray | None = None) -> np.ndarray:
+        """``(n_sentences, n_features)`` feature rows of one pair (module docstring) from its
+        bases' raw scores (default: those the runner handed in)."""
+        raw = self.pair_scores(pair) if base_scores is None else base_scores
+        columns = [normalize(raw, self.normalization).T]
         for group in self.features.split(","):
             if group:
                 columns.append(GROUP_FEATURES[group][1](pair))
         return np.hstack(columns)
 
-    def training_set(self, pairs: Sequence[Pair]) -> TrainingSet:
-        shares = [np.array([sum(v) / len(v) for v in pair.votes]) for pair in pairs]
+    def training_set(self, data: TrainingData) -> TrainingSet:
+        if data.base_scores is None:
+            raise RankerError(f"ranker {self.name}: training data without base scores")
         return TrainingSet(
-            [p.id for p in pairs],
-            [p.document_key for p in pairs],
-            [self.pair_features(p) for p in pairs],
-            [p.graded for p in pairs],
-            shares,
+            [p.id for p in data.pairs],
+            [p.document_key for p in data.pairs],
+            [self.pair_features(p, s) for p, s in zip(data.pairs, data.base_scores, strict=True)],
+            [j.graded for j in data.judgments],
+            [j.soft for j in data.judgments],
+            min_relevant=data.min_relevant,
         )
 
-    def _train(self, pairs: Sequence[Pair], trained_on: list[str]) -> Model:
+    def train(self, data: TrainingData) -> None:
+        """Fit (or reuse, when the same rows were fitted before in this process) the model that
+        scores the pairs the protocol assigns to ``data``."""
         hyper = (
             {"C": self.C, "l1_ratio": self.l1_ratio} if self.model == "logistic" else {"trees": self.trees}
         )
-        return train_model(
-            self.model, hyper, self.training_set(pairs), self.feature_names, trained_on, self.folds, self.seed
+        self._model = train_model(
+            self.model,
+            hyper,
+            self.training_set(data),
+            self.feature_names,
+            list(data.trained_on),
+            self.folds,
+            self.seed,
         )
 
-    # -- protocols ---------------------------------------------------------------------
-    def training_splits(self, corpus: str) -> list[str]:
-        """Cross-corpus: the main splits of the corpus other than ``corpus``."""
-        names = [n for n in data.main_splits() if data.load_split(n).pairs[0].corpus != corpus]
-        if not names:
-            raise RankerError(
-                f"learned(protocol=cross-corpus): no main split outside corpus {corpus!r} to fit on"
-            )
-        return names
-
-    def fit(self, pairs: Sequence[Pair]) -> None:
-        """Fit the models that score ``pairs`` (of one split) under the protocol."""
-        assigned: dict[str, dict[str, Model]] = self.__dict__.setdefault("_assigned", {})
-        by_split: dict[str, list[Pair]] = {}
-        for pair in pairs:
-            by_split.setdefault(pair.split, []).append(pair)
-        for split_name, members in by_split.items():
-            if self.protocol == "cross-corpus":
-                corpora = {p.corpus for p in members}
-                for corpus in sorted(corpora):
-                    names = self.training_splits(corpus)
-                    training = [p for name in names for p in data.load_split(name)]
-                    model = self._train(training, names)
-                    assigned.setdefault(split_name, {}).update(
-                        {p.id: model for p in members if p.corpus == corpus}
-                    )
-            else:
-                fold_of = document_folds([p.document_key for p in members], self.folds, self.seed)
-                for fold in range(self.folds):
-                    train = [p for p, f in zip(members, fold_of, strict=True) if f != fold]
-                    held = [p for p, f in zip(members, fold_of, strict=True) if f == fold]
-                    if not held:
-                        continue
-                    model = self._train(train, [f"{split_name} folds != {fold}"])
-                    assigned.setdefault(split_name, {}).update({p.id: model for p in held})
-
-    def model_for(self, pair: Pair) -> Model:
-        model = self.__dict__.get("_assigned", {}).get(pair.split, {}).get(pair.id)
+    def fitted(self) -> Model:
+        model: Model | None = self.__dict__.get("_model")
         if model is None:
-            raise RankerError(
-                f"ranker {self.label}: no model for pair {pair.id}; call fit() with its split first"
-            )
+            raise RankerError(f"ranker {self.label}: not trained; the runner trains it under its protocol")
         return model
 
     def score(self, pair: Pair) -> Sequence[float]:
-        return self.model_for(pair).predict(self.pair_features(pair)).tolist()
+        return self.fitted().predict(self.pair_features(pair)).tolist()
 
-    def explain(self, pairs: Sequence[Pair]) -> list[dict[str, Any]]:
-        """The fitted models that score ``pairs``: training data, chosen hyper-parameter, the
-        inner CV table, and the weights (logistic) or gain shares (LambdaMART)."""
-        self.fit(pairs)
-        seen: dict[int, Model] = {}
-        for pair in pairs:
-            model = self.model_for(pair)
-            seen.setdefault(id(model), model)
-        return [model.describe() for model in seen.values()]
+    def describe_model(self) -> dict[str, Any]:
+        """The current model: training data, chosen hyper-parameters, the inner CV table, and
+        the weights (logistic) or gain shares (LambdaMART); ``sourcesum explain`` prints it."""
+        return self.fitted().describe()

@@ -1,22 +1,27 @@
-"""Shared fixtures: real SourceSum data (from $SOURCESUM_DATA_DIR or ../shared/sourcesum), the
-paper's published outputs ($SOURCESUM_PUBLISHED_DIR or ../shared/sourcesum-published) and a
-temporary score store per test."""
+"""Shared fixtures and markers.
+
+Unit tests run on the synthetic datasets in ``tests/fixtures/synthetic`` (registered here, as a
+plugin would register them), so they need no downloaded data and no network. Tests marked
+``real_data`` read the real SourceSum files and the paper's published outputs, found only where
+the harness itself looks (``$SOURCESUM_DATA_DIR`` / ``data/sourcesum``, and
+``$SOURCESUM_PUBLISHED_DIR`` / ``data/published``; ``scripts/test.sh`` points the variables at
+``../shared``): without them those tests are skipped, or fail when ``SOURCESUM_REQUIRE_DATA=1``
+(CI). Nothing here looks for ``../shared`` itself.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
-from sourcesum.paths import PROJECT_ROOT
 
-for variable, folder in (
-    ("SOURCESUM_DATA_DIR", "sourcesum"),
-    ("SOURCESUM_PUBLISHED_DIR", "sourcesum-published"),
-):
-    shared = PROJECT_ROOT.parent / "shared" / folder
-    if not os.environ.get(variable) and shared.is_dir():
-        os.environ[variable] = str(shared)
+SYNTHETIC = Path(__file__).resolve().parent / "fixtures" / "synthetic"
+if str(SYNTHETIC) not in sys.path:
+    sys.path.insert(0, str(SYNTHETIC))
+import synthetic_datasets  # noqa: E402,F401  (registers synthnews and synthclaims)
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -28,6 +33,33 @@ def pytest_configure(config: pytest.Config) -> None:
     if "not slow" in (config.getoption("markexpr") or ""):
         os.environ["SOURCESUM_QUICK_TESTS"] = "1"
         os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def real_data_missing() -> str | None:
+    """Why the real SourceSum data cannot be read locally, or None when it can."""
+    from sourcesum.data import dataset
+    from sourcesum.data.sources import local_copy
+
+    sourcesum = dataset("sourcesum")
+    for spec in sourcesum.splits:
+        if not sourcesum.available(spec):
+            return f"SourceSum split {spec.name} has no local copy (set SOURCESUM_DATA_DIR)"
+    published = sourcesum.sources()["sourcesum-published"]
+    for name in published.files:
+        if local_copy(published.file(name)) is None:
+            return f"published file {name} has no local copy (set SOURCESUM_PUBLISHED_DIR)"
+    return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("real_data") is None:
+        return
+    missing = real_data_missing()
+    if missing is None:
+        return
+    if os.environ.get("SOURCESUM_REQUIRE_DATA") == "1":
+        pytest.fail(f"real_data test without data: {missing}")
+    pytest.skip(missing)
 
 
 @pytest.fixture

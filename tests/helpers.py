@@ -1,10 +1,12 @@
-"""Hand-made pairs for ranker tests, and the example budget of property tests."""
+"""Hand-made pairs and splits for ranker tests, and the example budget of property tests."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from pathlib import Path
 
-from sourcesum.data import Pair
+from sourcesum.data import Judgment, Pair, Split
 
 QUICK = os.environ.get("SOURCESUM_QUICK_TESTS") == "1"
 """True in the fast loop (``pytest -m "not slow"``; set by conftest.py)."""
@@ -16,13 +18,11 @@ def examples(full: int) -> int:
     return full if not QUICK else max(50, full // 10)
 
 
-def make_pair(
-    sentences: list[str], summary: str, votes: list[int] | None = None, pair_id: str = "hand__0"
-) -> Pair:
-    votes = votes or [0] * len(sentences)
+def make_pair(sentences: list[str], summary: str, pair_id: str = "hand__0", split: str = "hand") -> Pair:
+    """A pair's inputs (no labels: rankers never see them)."""
     return Pair(
         id=pair_id,
-        split="hand",
+        split=split,
         corpus="test",
         model="test",
         original_id=pair_id,
@@ -31,7 +31,21 @@ def make_pair(
         summary=summary,
         document="\n".join(sentences),
         reference_summary=summary,
-        votes=tuple((1, 1) if v else (0, 0) for v in votes),
+    )
+
+
+def make_split(
+    name: str,
+    pairs: Sequence[Pair],
+    votes: Sequence[Sequence[Sequence[int]]] | None = None,
+    min_relevant: float = 2,
+) -> Split:
+    """A split of hand-made pairs; ``votes[i][j]`` are the annotators' 0/1 votes on sentence
+    ``j`` of pair ``i`` (default: two annotators voting 0 everywhere)."""
+    votes = votes or [[(0, 0)] * p.n_sentences for p in pairs]
+    judgments = tuple(Judgment.from_votes(v) for v in votes)
+    return Split(
+        name, "hand", name, Path(f"<{name}>"), f"sha-of-{name}", tuple(pairs), judgments, min_relevant
     )
 
 

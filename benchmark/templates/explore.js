@@ -1,13 +1,14 @@
-// The per-pair explorer. Reads the page's embedded JSON (see sourcesum.site.explorer_data) and
-// renders, with DOM methods only (text is never parsed as HTML): the chosen pair's summary and
-// sentences shaded by votes with each chosen ranker's score and rank, and the list of pairs
-// sorted by the per-pair NDCG difference between rankers A and B. State lives in the URL hash
-// (#pair=ID&a=LABEL&b=LABEL&show=LABEL...), so a view can be linked.
+// The per-pair explorer. Reads the page's embedded JSON (see sourcesum.board.pairs.explorer_data)
+// and renders, with DOM methods only (text is never parsed as HTML): the chosen pair's summary and
+// sentences shaded by votes with each chosen ranker's score and rank and the pair's value of every
+// board measure, and the list of pairs sorted by the per-pair difference of one measure (the first
+// by default) between rankers A and B. State lives in the URL hash
+// (#pair=ID&a=LABEL&b=LABEL&m=KEY&show=LABEL...), so a view can be linked.
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("data").textContent);
   var $ = function (id) { return document.getElementById(id); };
-  var state = { pair: 0, a: 0, b: Math.min(1, D.rankers.length - 1), show: [], betterB: false };
+  var state = { pair: 0, a: 0, b: Math.min(1, D.rankers.length - 1), m: 0, show: [], betterB: false };
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -19,6 +20,10 @@
   function signed(x) { return x === null ? "n/a" : (x > 0 ? "+" : x < 0 ? "\u2212" : "\u00b1") + Math.abs(x).toFixed(4); }
   function rankerIndex(label) {
     for (var j = 0; j < D.rankers.length; j++) if (D.rankers[j].label === label) return j;
+    return -1;
+  }
+  function measureIndex(key) {
+    for (var k = 0; k < D.measures.length; k++) if (D.measures[k].key === key) return k;
     return -1;
   }
   function pairIndex(id) {
@@ -33,6 +38,8 @@
     var a = rankerIndex(params.get("a") || ""), b = rankerIndex(params.get("b") || "");
     if (a >= 0) state.a = a;
     if (b >= 0) state.b = b;
+    var m = measureIndex(params.get("m") || "");
+    if (m >= 0) state.m = m;
     var shown = params.getAll("show").map(rankerIndex).filter(function (j) { return j >= 0; });
     state.show = params.has("show") ? shown : [state.a, state.b].filter(function (j, k, all) { return j >= 0 && all.indexOf(j) === k; });
   }
@@ -42,6 +49,7 @@
     if (D.rankers.length) {
       params.set("a", D.rankers[state.a].label);
       params.set("b", D.rankers[state.b].label);
+      params.set("m", D.measures[state.m].key);
       state.show.forEach(function (j) { params.append("show", D.rankers[j].label); });
     }
     history.replaceState(null, "", "#" + params.toString());
@@ -65,6 +73,14 @@
       chooser.value = String(state[item[1]]);
       chooser.addEventListener("change", function () { state[item[1]] = Number(chooser.value); renderList(); writeHash(); });
     });
+    var measure = $("measure");
+    D.measures.forEach(function (m, k) {
+      var option = el("option", "", m.name);
+      option.value = String(k);
+      measure.appendChild(option);
+    });
+    measure.value = String(state.m);
+    measure.addEventListener("change", function () { state.m = Number(measure.value); renderList(); writeHash(); });
     $("order").addEventListener("click", function () {
       state.betterB = !state.betterB;
       $("order").textContent = state.betterB ? "A better first" : "B better first";
@@ -99,7 +115,8 @@
     var measures = $("pair-measures");
     measures.replaceChildren();
     state.show.forEach(function (j) {
-      var chip = el("li", "", D.rankers[j].label + ": NDCG " + fixed(pair.ndcg[j], 4) + ", AP " + fixed(pair.ap[j], 4));
+      var values = D.measures.map(function (m) { return m.name + " " + fixed(pair.values[m.key][j], 4); });
+      var chip = el("li", "", D.rankers[j].label + ": " + values.join(", "));
       chip.setAttribute("data-ranker", D.rankers[j].label);
       measures.appendChild(chip);
     });
@@ -146,9 +163,10 @@
       list.appendChild(el("li", "legend", "Needs two rankers with scores on this split."));
       return;
     }
-    var a = state.a, b = state.b, sign = state.betterB ? -1 : 1;
+    var a = state.a, b = state.b, sign = state.betterB ? -1 : 1, key = D.measures[state.m].key;
     var rows = D.pairs.map(function (pair, i) {
-      var delta = pair.ndcg[a] === null || pair.ndcg[b] === null ? null : pair.ndcg[a] - pair.ndcg[b];
+      var v = pair.values[key];
+      var delta = v[a] === null || v[b] === null ? null : v[a] - v[b];
       return [delta, i];
     });
     rows.sort(function (x, y) {
@@ -164,7 +182,7 @@
       button.setAttribute("data-delta", row[0] === null ? "" : String(row[0]));
       if (row[1] === state.pair) button.setAttribute("aria-current", "true");
       button.appendChild(el("span", "delta " + (row[0] > 0 ? "pos" : row[0] < 0 ? "neg" : ""), "\u0394 " + signed(row[0])));
-      button.appendChild(document.createTextNode(" (A " + fixed(pair.ndcg[a], 3) + ", B " + fixed(pair.ndcg[b], 3) + ") "));
+      button.appendChild(document.createTextNode(" (A " + fixed(pair.values[key][a], 3) + ", B " + fixed(pair.values[key][b], 3) + ") "));
       button.appendChild(el("span", "", pair.summary.slice(0, 90)));
       button.addEventListener("click", function () { openPair(row[1], true); });
       item.appendChild(button);
@@ -190,6 +208,7 @@
       $("ranker-a").value = String(state.a);
       $("ranker-b").value = String(state.b);
     }
+    $("measure").value = String(state.m);
     Array.prototype.forEach.call($("rankers").querySelectorAll("input"), function (box) {
       box.checked = state.show.indexOf(Number(box.value)) >= 0;
     });

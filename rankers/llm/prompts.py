@@ -96,6 +96,25 @@ def preset_text(name: str) -> str:
     return text
 
 
+def canonical_template(spec: str) -> str:
+    """The canonical form of a ``template`` parameter without loading a preset: ``auto`` and
+    preset names as they are, a pinned ``PATH#sha256=HEX`` with its path expanded, a bare path
+    pinned by the sha256 of its contents (read here: the scores depend on them)."""
+    if spec == "auto" or spec in PRESETS:
+        return spec
+    path_text, _, pinned = spec.partition("#sha256=")
+    if pinned:
+        return f"{Path(path_text).expanduser()}#sha256={pinned}"
+    path = Path(path_text).expanduser()
+    try:
+        payload = path.read_bytes()
+    except OSError as exc:
+        raise ParameterError(
+            f"llm_judge.template={spec!r}: not a preset ({', '.join(PRESETS)}) and not a readable file ({exc})"
+        ) from exc
+    return f"{path}#sha256={hashlib.sha256(payload).hexdigest()[:16]}"
+
+
 def load_template(spec: str, listwise: bool) -> tuple[Template, str]:
     """The template named by ``spec`` (a preset or a file path) and its canonical spec: a
     preset's name, or ``PATH#sha256=HEX`` pinning a file's contents (a spec that already

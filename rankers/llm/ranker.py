@@ -15,25 +15,22 @@ Pinned default: ``mode=pointwise, template=v2, scale=0-9, model=SmolLM2-135M-Ins
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sourcesum import paths
 from sourcesum.data import Pair
 from sourcesum.errors import ParameterError
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
-from sourcesum.rankers.llm.prompts import PRESETS, load_template
+from sourcesum.rankers.llm.prompts import PRESETS, canonical_template, load_template
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Diagnostics
 from sourcesum.rankers.lm.models import DEFAULT_LM, resolve_dtype_name
 
-if TYPE_CHECKING:
-    from sourcesum.store import ScoreStore, StoreStack
-
 REQUESTS_FOLDER = Path("llm_judge") / "requests"
-"""Where, under the score store's root, server responses are cached."""
+"""Where, under the runner's workspace (the score store's root), server responses are cached."""
 
 
 def parse_ranking(answer: str, n: int) -> list[int]:
@@ -155,11 +152,20 @@ class LLMJudgeRanker(Ranker):
 
     # -- plumbing -------------------------------------------------------------------------------
 
-    def use_store(self, store: ScoreStore | StoreStack) -> None:
-        """Server responses are cached under ``store.root / llm_judge / requests``."""
-        super().use_store(store)
-        if store.root != self._store_root:
-            self._store_root, self._backend = Path(store.root), None
+    @classmethod
+    def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
+        """The local precision resolved (never keyed as ``auto``; servers choose their own) and
+        a template file pinned by its content (``PATH#sha256=HEX``; presets by name)."""
+        out = dict(params)
+        if params["backend"] == "local":
+            out["dtype"] = resolve_dtype_name(params["dtype"], runtime.get("device", "auto"))
+        out["template"] = canonical_template(params["template"])
+        return out
+
+    def use_workspace(self, folder: Path) -> None:
+        """Server responses are cached under ``folder / llm_judge / requests``."""
+        if folder != self._store_root:
+            self._store_root, self._backend = Path(folder), None
 
     def backend_impl(self) -> Any:
         if self._backend is None:

@@ -10,20 +10,20 @@ and processes only ever add entries and a crash never leaves a torn file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from pathlib import Path
 from typing import Any
 
-from sourcesum.atomic import write_text_atomic
 from sourcesum.errors import SourceSumError
+from sourcesum.files import update_json_locked
+from sourcesum.hashing import sha256_hex
 
 
 def request_key(url: str, body: dict[str, Any]) -> str:
-    """sha256 hex of the canonical JSON of ``[url, body]``."""
-    text = json.dumps([url, body], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """sha256 hex of the compact canonical JSON of ``[url, body]``
+    (:func:`sourcesum.hashing.sha256_hex` with ``compact=True``)."""
+    return sha256_hex([url, body], compact=True)
 
 
 class RequestCache:
@@ -57,13 +57,11 @@ class RequestCache:
             return self._shards[shard].get(key)
 
     def put(self, key: str, value: Any) -> None:
-        from filelock import FileLock
-
         shard = key[:3]
-        path = self._path(shard)
-        self.root.mkdir(parents=True, exist_ok=True)
-        with self._lock, FileLock(str(self.root / f".{shard}.json.lock")):
-            data = self._read(shard)
-            data[key] = value
-            write_text_atomic(path, json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
-            self._shards[shard] = data
+        with self._lock:
+            self._shards[shard] = update_json_locked(
+                self._path(shard),
+                {key: value},
+                read=lambda _path: self._read(shard),
+                render=lambda data: json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n",
+            )

@@ -110,7 +110,7 @@ def summary_gradients(
     from sourcesum.rankers.lm.engine import (
         _token_nll,
         cache_arguments,
-        fork_cache,
+        cache_view,
         last_logits_only,
         pad_batch,
         returned_cache,
@@ -140,7 +140,7 @@ def summary_gradients(
                     labels=targets.masked_fill(target_mask == 0, -100),
                 ).logits
             else:
-                cache = fork_cache(model, returned_cache(out), batch=batch)  # views: autograd-safe
+                cache = cache_view(model, returned_cache(out), batch=batch)  # views: autograd-safe
                 mask = torch.cat([torch.ones_like(ids).expand(batch, -1), target_mask], dim=1)
                 following = model(
                     input_ids=targets, attention_mask=mask, use_cache=True, **cache_arguments(model, cache)

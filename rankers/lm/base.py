@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from sourcesum.data import Pair
@@ -61,6 +61,11 @@ class LMRanker(Ranker):
         self.dtype = resolve_dtype_name(dtype, device)
         if self.uses_template:
             self.template = template
+
+    @classmethod
+    def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
+        """``dtype=auto`` resolved for the ``device`` it would run on (never keyed as auto)."""
+        return {**params, "dtype": resolve_dtype_name(params["dtype"], runtime.get("device", "auto"))}
 
     @classmethod
     def parameters(cls) -> dict[str, tuple[Param, Any]]:

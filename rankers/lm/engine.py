@@ -7,7 +7,7 @@ only the tokens after it are recomputed; variants with short suffixes run togeth
 (:func:`run_variants`: each row masks the shared prefix beyond its own and gets explicit
 positions), and so do their summaries, because small passes run the matmuls far below their
 peak (float32 scores move by float32 rounding only: at most 5.7e-6 over the four splits, rankings
-identical). Reusing a cache copies nothing: :func:`fork_cache`
+identical). Reusing a cache copies nothing: :func:`cache_view`
 builds a new cache from views of the old one (a dynamic cache grows by concatenation, which
 leaves the viewed tensors untouched). A run over a context keeps the logits of its last
 position only. Under reduced precision, continuations are read in length-sorted buckets
@@ -99,7 +99,7 @@ def returned_cache(output: Any) -> Any:
     return cache if cache is not None else output.past_key_values
 
 
-def fork_cache(model: Any, cache: Any, length: int | None = None, batch: int = 1) -> Any:
+def cache_view(model: Any, cache: Any, length: int | None = None, batch: int = 1) -> Any:
     """A new dynamic cache with the first ``length`` positions of ``cache`` (all if ``None``),
     repeated ``batch`` times: views, no copy. Appending to it (``torch.cat``) never changes
     ``cache``, so one context cache serves every continuation batch and ablation variant."""
@@ -163,7 +163,7 @@ def run_context(
     cache = None
     if reuse is not None and reuse_length > 0:
         reuse_length = min(reuse_length, len(ids) - 1)  # keep >= 1 new token for the logits
-        cache = fork_cache(model, reuse.cache, reuse_length)
+        cache = cache_view(model, reuse.cache, reuse_length)
     else:
         reuse_length = 0
     new = torch.tensor([list(ids[reuse_length:])], dtype=torch.long, device=device)
@@ -179,9 +179,9 @@ def run_context(
 
 
 def expand_state(model: Any, state: CausalState, batch: int) -> tuple[Any, torch.Tensor]:
-    """A cache of the state for ``batch`` rows (see :func:`fork_cache`) and its attention mask."""
+    """A cache of the state for ``batch`` rows (see :func:`cache_view`) and its attention mask."""
     mask = torch.tensor([state.mask], dtype=torch.long, device=model.device).expand(batch, -1)
-    return fork_cache(model, state.cache, batch=batch), mask
+    return cache_view(model, state.cache, batch=batch), mask
 
 
 @torch.inference_mode()
@@ -249,7 +249,7 @@ def run_variants(
         positions[r, width - n :] = torch.arange(reuse, len(ids))
         mask[r, :reuse] = torch.tensor(list(row_mask[:reuse]), dtype=torch.long)
         mask[r, prefix + width - n :] = torch.tensor(list(row_mask[reuse:]), dtype=torch.long)
-    cache = fork_cache(model, shared.cache, prefix, batch=rows)
+    cache = cache_view(model, shared.cache, prefix, batch=rows)
     mask = mask.to(device)
     out = model(
         input_ids=ids_t.to(device),

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from sourcesum import paths
-from sourcesum.atomic import write_text_atomic
 from sourcesum.errors import SourceSumError
+from sourcesum.files import write_text_atomic
 from sourcesum.rankers.device import quiet_loading, resolve_device
 
 DEFAULT_LM = "SmolLM2-135M-Instruct"

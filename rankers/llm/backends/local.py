@@ -144,7 +144,7 @@ class LocalBackend:
                 kept += 1
         cache = None
         if kept:
-            cache = fork_cache(self._last[1])
+            cache = copy_cache(self._last[1])
             if cache.get_seq_length() > kept:
                 cache.crop(kept - cache.get_seq_length())
         new = torch.tensor([ids[kept:]], device=device)
@@ -175,7 +175,7 @@ class LocalBackend:
         ids, mask = ids.to(device), mask.to(device)
         cache = None
         if prefix is not None:
-            cache = fork_cache(prefix)
+            cache = copy_cache(prefix)
             if len(suffixes) > 1:
                 cache.batch_repeat_interleave(len(suffixes))
         last = torch.tensor([len(s) - 1 for s in suffixes], device=device)
@@ -209,7 +209,7 @@ class LocalBackend:
                 part = members[start : start + self.batch_size]
                 rows = torch.tensor([where[nodes[k][0]][1] for k in part], device=device)
                 paths = torch.tensor([list(nodes[k][1]) for k in part], dtype=torch.long, device=device)
-                cache = fork_cache(chunk.cache)
+                cache = copy_cache(chunk.cache)
                 cache.batch_select_indices(rows)
                 steps = paths.shape[1]
                 mask = torch.cat([chunk.mask[rows], torch.ones_like(paths)], dim=1)
@@ -257,7 +257,7 @@ class LocalBackend:
         return lm.tokenizer.decode(out[0, len(ids) :], skip_special_tokens=True)
 
 
-def fork_cache(cache: Any) -> Any:
+def copy_cache(cache: Any) -> Any:
     """A copy of a KV cache that later updates leave the original alone. transformers' cache
     layers replace their tensors on update, select, repeat and crop (never write in place), so
     copying the layer objects suffices; other caches are deep-copied."""

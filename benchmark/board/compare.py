@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
+import pandas as pd
 from sourcesum import stats
+from sourcesum.board.model import Row
+from sourcesum.board.statistics import resampling_clusters
 from sourcesum.data import load_split
-from sourcesum.evaluation import evaluate
-from sourcesum.leaderboard import Row, document_groups
+from sourcesum.evaluation import evaluate_split
 from sourcesum.measures import Measure
-from sourcesum.render import format_table
 
 
-def per_pair_values(row: Row, split: str, measures: Sequence[Measure]):
+def per_pair_values(row: Row, split: str, measures: Sequence[Measure]) -> pd.DataFrame:
     """Per-pair values of ``measures`` for a row: the leaderboard's own when it has them all,
     else recomputed from the row's scores."""
     frame = row.evaluations[split].per_pair
@@ -23,7 +24,7 @@ def per_pair_values(row: Row, split: str, measures: Sequence[Measure]):
     entry = row.entries.get(split)
     if entry is None:  # reference rows without scores (human)
         raise ValueError(f"{row.label} has no per-pair values for {missing}")
-    return evaluate(load_split(split), entry.scores, row.label, measures).per_pair
+    return evaluate_split(load_split(split), entry.scores, row.label, measures).per_pair
 
 
 def compare_rows(
@@ -38,7 +39,7 @@ def compare_rows(
     p-values across the comparisons of one (split, measure)."""
     out: list[stats.Comparison] = []
     for split in splits:
-        groups = document_groups(load_split(split)) if by_document else None
+        groups = resampling_clusters(load_split(split)) if by_document else None
         values = [
             (row.label, per_pair_values(row, split, measures)) for row in rows if split in row.evaluations
         ]
@@ -63,26 +64,3 @@ def compare_rows(
                 for c, p in zip(family, adjusted, strict=False)
             ]
     return out
-
-
-def format_comparisons(results: Sequence[stats.Comparison]) -> str:
-    records = []
-    for c in results:
-        record = c.as_dict()
-        record["diff"] = c.mean_a - c.mean_b
-        record["diff 95% CI"] = f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]"
-        records.append(record)
-    columns = [
-        "a",
-        "b",
-        "split",
-        "measure",
-        "mean_a",
-        "mean_b",
-        "diff",
-        "diff 95% CI",
-        "p_randomization",
-        "p_bootstrap",
-        "p_holm",
-    ]
-    return format_table(records, columns)

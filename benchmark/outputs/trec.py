@@ -13,9 +13,9 @@ import json
 import urllib.parse
 from pathlib import Path
 
-from sourcesum.atomic import write_text_atomic
+from sourcesum.board.model import Leaderboard
 from sourcesum.errors import SourceSumError
-from sourcesum.leaderboard import Leaderboard
+from sourcesum.files import write_text_atomic
 from sourcesum.qrels import Qrels
 
 INDEX_NAME = "sourcesum-export.json"

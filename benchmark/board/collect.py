@@ -1,0 +1,219 @@
+"""Collect a board's rows from the score store and the published outputs (nothing is recomputed).
+
+Two modes. **Declared** (the official board): the declaration names exactly the rows; each
+ranker must have a complete, valid entry on every board split of the declaration's dataset,
+made with the ranker's current version on the current data, or :func:`collect_declared`
+raises :class:`IncompleteLeaderboard` naming every missing, partial or invalid entry and the
+command that computes it. **All** (any store): every valid, complete, current entry on the
+dataset's board splits becomes a row, plus every published output; anything else is listed as
+skipped with the reason. Rows are one configuration each (grouped by ranker, key version and
+parameters, never by label alone). Rows are named and keyed from the ranker class and the
+canonical parameters (:class:`~sourcesum.configs.Configuration`): no ranker is instantiated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sourcesum import stats
+from sourcesum.board.declaration import Declaration
+from sourcesum.board.model import LEADERBOARD_MEASURES, Leaderboard, Row
+from sourcesum.configs import Configuration
+from sourcesum.data import Dataset, Split, dataset, load_split
+from sourcesum.errors import ScoreFileError, SourceSumError
+from sourcesum.evaluation import evaluate_split
+from sourcesum.measures import Measure
+from sourcesum.published import PublishedOutput, load_published, published_method, published_methods
+from sourcesum.rankers.base import RANKERS
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack
+
+
+class IncompleteLeaderboard(SourceSumError):
+    """A declared row lacks a complete, valid, current entry (the message lists each)."""
+
+
+def is_current(entry: ScoreEntry, split: Split) -> str | None:
+    """``None`` if ``entry`` can be used for ``split``, else why it is stale."""
+    if entry.data_sha256 != split.sha256:
+        return "computed on other data"
+    if entry.ranker in RANKERS:
+        try:
+            config = Configuration.of(entry.ranker, entry.params)
+            version = config.key_version(split.name)
+        except (SourceSumError, TypeError, ValueError) as exc:
+            return f"parameters no longer valid ({exc})"
+        if version != entry.version:
+            return f"version {entry.version}, ranker is now {version}"
+        if config.params != entry.params:
+            return f"parameters {entry.params} are not in canonical form {config.params}"
+    if not entry.complete:
+        return f"partial ({len(entry.scores)}/{entry.n_pairs} pairs)"
+    return None
+
+
+def _add_entry(row: Row, entry: ScoreEntry, split: Split, source: str, measures: Sequence[Measure]) -> None:
+    row.entries[split.name] = entry
+    row.evaluations[split.name] = evaluate_split(split, entry.scores, row.label, measures, source=source)
+
+
+def _published_row(
+    outputs: Sequence[PublishedOutput], splits: dict[str, Split], measures: Sequence[Measure]
+) -> Row:
+    """One row from a published method's outputs on the splits it was published on."""
+    method = outputs[0].method
+    row = Row(method.label, method.ranker, {}, reference=False, published=True, board_splits=tuple(splits))
+    for output in outputs:
+        _add_entry(row, output.entry, splits[output.entry.split], str(output.path), measures)
+        row.nan_replaced[output.entry.split] = (output.nan_replaced, output.all_nan_pairs)
+    return row
+
+
+def _published_rows(
+    ds: Dataset, keys: Sequence[str], splits: dict[str, Split], measures: Sequence[Measure]
+) -> list[Row]:
+    if not ds.published_source:
+        return []
+    return [
+        _published_row(
+            [load_published(s, key) for s in splits if s in published_method(key).reported], splits, measures
+        )
+        for key in keys
+    ]
+
+
+def _board_splits(ds: Dataset) -> dict[str, Split]:
+    return {name: load_split(name) for name in ds.board_splits()}
+
+
+def _row(config: Configuration, splits: dict[str, Split], reference: bool = False) -> Row:
+    return Row(
+        config.label,
+        config.ranker,
+        config.params,
+        reference or config.reference,
+        supervised=config.protocol is not None and not config.reference,
+        board_splits=tuple(splits),
+    )
+
+
+def collect_declared(
+    declaration: Declaration,
+    store: ScoreStore | StoreStack,
+    measures: Sequence[Measure] = LEADERBOARD_MEASURES,
+    with_stats: bool = True,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+) -> Leaderboard:
+    """Exactly the declared rows, each from a complete, valid, current entry per board split."""
+    ds = dataset(declaration.dataset)
+    splits = _board_splits(ds)
+    rows: list[Row] = _published_rows(
+        ds, [d.ranker for d in declaration.rows if d.published], splits, measures
+    )
+    problems: list[str] = []
+    for item in declaration.rows:
+        if item.published:
+            continue
+        config = Configuration.of(item.ranker, item.params)
+        row = _row(config, splits, item.reference)
+        for split in splits.values():
+            key = config.entry_key(split.name, split.sha256)
+            path = store.path_for(config.ranker, split.name, key)
+            command = config.run_command(split.name, str(store.root), given=item.params)
+            try:
+                entry = store.load(config.ranker, split.name, key)
+            except ScoreFileError as exc:
+                problems.append(f"{config.label} on {split.name}: invalid entry: {exc}")
+                continue
+            if entry is None:
+                problems.append(f"{config.label} on {split.name}: missing ({path}); compute: {command}")
+                continue
+            if not entry.complete:
+                problems.append(
+                    f"{config.label} on {split.name}: partial ({len(entry.scores)}/"
+                    f"{entry.n_pairs} pairs, {path}); resume: {command}"
+                )
+                continue
+            _add_entry(row, entry, split, str(path), measures)
+        rows.append(row)
+    if problems:
+        raise IncompleteLeaderboard(
+            f"{len(problems)} declared entr{'y is' if len(problems) == 1 else 'ies are'} not complete "
+            "and valid; nothing was written:\n  " + "\n  ".join(problems)
+        )
+    return finish(ds, splits, rows, [], measures, with_stats, resamples)
+
+
+def collect(
+    store: ScoreStore | StoreStack,
+    with_stats: bool = True,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    measures: Sequence[Measure] = LEADERBOARD_MEASURES,
+    published: bool = True,
+    dataset_name: str = "sourcesum",
+) -> Leaderboard:
+    """Every usable store entry on the dataset's board splits as a row, plus (``published``) a
+    row per published method; invalid, stale and partial entries are listed in ``stale`` with
+    the reason."""
+    ds = dataset(dataset_name)
+    splits = _board_splits(ds)
+    rows: dict[str, Row] = {}
+    stale: list[str] = []
+    for path, entry in store.entries():
+        if isinstance(entry, ScoreFileError):
+            stale.append(f"{path}: invalid ({entry})")
+            continue
+        split = splits.get(entry.split)
+        if split is None:
+            continue
+        reason = is_current(entry, split)
+        if reason:
+            stale.append(f"{path}: {reason}")
+            continue
+        if entry.config_id not in rows:
+            if entry.ranker in RANKERS:
+                rows[entry.config_id] = _row(Configuration.of(entry.ranker, entry.params), splits)
+            else:
+                rows[entry.config_id] = Row(
+                    entry.label, entry.ranker, entry.params, False, board_splits=tuple(splits)
+                )
+        _add_entry(rows[entry.config_id], entry, split, str(path), measures)
+    labels = [r.label for r in rows.values()]
+    for config, row in rows.items():
+        if labels.count(row.label) > 1:  # same label, other configuration: say which
+            row.label = f"{row.label} [{config[:6]}]"
+            for evaluation in row.evaluations.values():
+                evaluation.system = row.label
+    extra = _published_rows(ds, [m.key for m in published_methods()], splits, measures) if published else []
+    return finish(ds, splits, list(rows.values()) + extra, stale, measures, with_stats, resamples)
+
+
+def finish(
+    ds: Dataset,
+    splits: dict[str, Split],
+    rows: list[Row],
+    stale: list[str],
+    measures: Sequence[Measure],
+    with_stats: bool,
+    resamples: int,
+) -> Leaderboard:
+    """Order the rows (Avg of the first measure, then label), mark each column's best and,
+    ``with_stats``, add tie reports, the human-agreement table and the statistics."""
+    from sourcesum.board.statistics import add_all_statistics
+
+    ordered = sorted(rows, key=lambda r: (-np.nan_to_num(r.average(measures[0]), nan=-1), r.label))
+    board = Leaderboard(ds, list(splits.values()), ordered, stale, tuple(measures))
+    mark_best(board)
+    if with_stats:
+        add_all_statistics(board, resamples)
+    return board
+
+
+def mark_best(board: Leaderboard) -> None:
+    """``board.best[(split or None, measure)]``: the label of the column's best competing row."""
+    for split in [s.name for s in board.splits] + [None]:
+        for measure in board.measures:
+            candidates = [(r.value(split, measure), r.label) for r in board.competing_rows]
+            candidates = [c for c in candidates if np.isfinite(c[0])]
+            if candidates:
+                board.best[(split, measure)] = max(candidates, key=lambda c: (c[0], c[1]))[1]

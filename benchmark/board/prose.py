@@ -1,0 +1,83 @@
+"""Sentences the board's outputs share (Markdown and the site say the same things).
+
+Each text is a function of the view (counts, names) or a constant; ``quote`` is the character
+around names (a backtick in Markdown, nothing on the site).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sourcesum.board.view import BoardView
+from sourcesum.human import HUMAN_LABEL
+from sourcesum.stats import ALPHA
+
+TIES_TEXT = (
+    "Share of pairs with at least one tied score, share of sentences tied with another sentence "
+    "of their pair, and each split mean under four tie rules: worst-first (relevant sentences "
+    "last within each block of tied scores), the default used above (NDCG: the expectation; MAP: "
+    "scikit-learn's block AP), the exact expectation over uniform random orderings of tied "
+    "scores (for NDCG the default itself), and best-first. Block AP is never below worst-first "
+    "but is not the expectation: it can exceed it, and even best-first (two relevant sentences "
+    "tied last among six: block 1/3, every ordering 4/15)."
+)
+
+LEAD_TEXT = (
+    "rows significantly better than `lead` (two-sided paired randomization test, 10,000 "
+    "document-level sign flips, Holm-corrected across all rankers and published systems compared "
+    f"with `lead` in the column, adjusted p < {ALPHA}, higher mean), per column"
+)
+
+HUMAN_TEXT = (
+    "Annotators and rankers scored against the same references. For each pair annotated by k >= 2 "
+    "annotators and each held-out annotator, the reference is the *other* k-1 annotators' votes: "
+    "graded = their number of 1-votes (NDCG), binary = at least min(2, k-1) of them (MAP). "
+    f"`{HUMAN_LABEL}` scores the held-out annotator's 0/1 votes against that reference; every other "
+    "row scores its own per-sentence scores against the same reference. A pair's value is the mean "
+    "over its references, a split's over its pairs. Each cell answers: does this system agree with "
+    "the other annotators as well as one more annotator does? MAP is given both as the paper's "
+    "block AP and as the expected AP over random orderings of ties, because an annotator's 0/1 "
+    "votes form two large tie blocks. ▲ / ▼: significantly above / below the human (two-sided "
+    "paired randomization test, 10,000 document-level sign flips, Holm-corrected across the "
+    f"column's rows, adjusted p < {ALPHA})."
+)
+
+REFERENCE_TEXT = (
+    "Not rankers, not compared. `oracle` scores each sentence by its own votes (1.0 by "
+    "construction: a pipeline check)."
+)
+
+
+def count_word(n: int) -> str:
+    """``two``, ``three``... ``ten``, else the digits (prose: "the mean of the four split means")."""
+    words = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+    return words[n] if 0 <= n < len(words) else str(n)
+
+
+def lead_summary(better: Sequence[str], family: Sequence[str], quote: str = "`") -> str:
+    """``N of M: a, b`` or, when most are better, ``all M but x, y``."""
+    if len(better) > len(family) / 2:
+        others = [r for r in family if r not in better]
+        return f"all {len(family)} but " + (", ".join(f"{quote}{r}{quote}" for r in others) or "none")
+    names = ", ".join(f"{quote}{r}{quote}" for r in better)
+    return f"{len(better)} of {len(family)}" + (f": {names}" if better else "")
+
+
+def published_intro(view: BoardView, quote: str = "`") -> str:
+    """What the published rows are and what was checked (Markdown with ``quote`` = backtick)."""
+    from sourcesum.published import source
+
+    origin = source()
+    q = quote
+    text = (
+        f"The paper's own per-sentence outputs ({q}{origin.repository}{q}, folder {q}outputs/{q}, "
+        f"commit {q}{origin.commit[:10]}{q}, sha256-pinned in {q}data/manifest.json{q}, never "
+        "committed here), re-scored by this harness with the same measures, CIs and tests as the "
+        "rankers; the best of each column and the † marks are shared with the rankers' table. A "
+        "test checks that every split and method equals the paper's printed NDCG / MAP to 4 "
+        "decimals and a scikit-learn recomputation to 1e-9."
+    )
+    for label, names in view.published_coverage:
+        covered = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+        text += f" The paper published {q}{label}{q} only on {covered}, so that row has no Avg."
+    return text

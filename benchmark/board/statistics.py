@@ -1,0 +1,247 @@
+"""The board's statistics: CIs, significance against the best and against ``lead``, tie
+reports and the human-agreement table (see :mod:`sourcesum.stats` for the procedures).
+
+* Every cell gets a 95% percentile bootstrap CI (10,000 resamples, seed 0) that **resamples
+  clusters** (``Split.clusters``: SourceSum's documents; on CNN/DM several pairs share one, on
+  XSum every pair has its own, so this equals resampling pairs).
+* In each split column, every competing row is compared with the column's best by a paired
+  randomization test (cluster-level sign flips), Holm-corrected across the rows of that column;
+  rows with adjusted p >= ``ALPHA`` are "not significantly worse than the best". Every
+  competing row is also tested against ``lead`` in each column (same test, Holm across the rows
+  compared with ``lead`` in that column).
+* The Avg CI is the percentile interval of the mean of the board splits' bootstrap means,
+  resample by resample; every split is resampled from the same seed, so splits that share
+  their clusters (SourceSum: the two splits of a corpus) draw the same clusters in each
+  resample.
+
+Every interval, raw p-value and tie report is memoised (:class:`~sourcesum.statscache.StatsCache`)
+under the sha256 of its exact inputs, and what is missing is computed in one batch per kind
+(:func:`~sourcesum.statscache.memoised`; batched results are bit-identical to one call per
+vector); Holm is recomputed each time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sourcesum import stats
+from sourcesum.board.model import Leaderboard, Row
+from sourcesum.data import Split
+from sourcesum.human import HUMAN_LABEL, HumanAgreement, agreement_per_pair, coverage
+from sourcesum.measures import Measure
+from sourcesum.qrels import Run
+from sourcesum.statscache import StatsCache, memoised, stats_key
+from sourcesum.store import ScoreEntry
+from sourcesum.ties import tie_report
+
+TIES_VERSION = "1"
+"""Bump when :func:`sourcesum.ties.tie_report` changes what it computes."""
+
+
+def resampling_clusters(split: Split) -> list[str]:
+    """The resampling unit of each pair of ``split`` (its cluster; SourceSum: its document)."""
+    return list(split.clusters)
+
+
+def add_all_statistics(
+    board: Leaderboard, resamples: int = stats.DEFAULT_RESAMPLES, cache: StatsCache | None = None
+) -> None:
+    """What a rendered board adds to its rows' evaluations: tie reports, the human-agreement
+    table (datasets with per-annotator votes), CIs and p-values."""
+    cache = StatsCache.default() if cache is None else cache
+    splits = {s.name: s for s in board.splits}
+    for row in board.rows:
+        for name, entry in row.entries.items():
+            row.ties[name] = cached_tie_report(splits[name], entry, row, board.measures, cache)
+    board.human = human_agreement(board) if board.dataset.human_agreement else None
+    add_statistics(board, resamples, cache=cache)
+
+
+def cached_tie_report(
+    split: Split, entry: ScoreEntry, row: Row, measures: Sequence[Measure], cache: StatsCache
+) -> dict[str, Any]:
+    """:func:`~sourcesum.ties.tie_report` of a row's entry, memoised in ``cache`` under the
+    sha256 of the split (name, data checksum, pair ids), the measures and the exact scores."""
+    values = Run.of_split(split, entry.scores, row.label).values
+    name = f"ties/{TIES_VERSION}|{split.name}|{split.sha256}|{'|'.join(m.name for m in measures)}"
+    key = stats_key(name, 0, 0, [values], [[p.id for p in split]])
+    report: dict[str, Any] = cache.get(
+        key,
+        lambda: tie_report(split, entry.scores, row.label, measures, evaluation=row.evaluations[split.name]),
+    )
+    return report
+
+
+def human_measures(measures: Sequence[Measure]) -> tuple[Measure, ...]:
+    """The board's measures, each followed by its tie expectation when that differs (AP ->
+    AP(ties=expected)): the human's scores are 0/1, so the tie rule matters most there."""
+    out: list[Measure] = []
+    for measure in measures:
+        for m in (measure, measure.expectation):
+            if m is not None and m not in out:
+                out.append(m)
+    return tuple(out)
+
+
+def human_agreement(board: Leaderboard) -> HumanAgreement:
+    """Per-pair agreement with the held-out references of the human and every competing row."""
+    measures = human_measures(board.measures)
+    table = HumanAgreement(measures=measures)
+    for split in board.splits:
+        table.coverage[split.name] = coverage(split, measures)
+        table.per_pair[(HUMAN_LABEL, split.name)] = agreement_per_pair(split, None, measures)
+        for row in board.competing_rows:
+            entry = row.entries.get(split.name)
+            if entry is not None:
+                table.per_pair[(row.label, split.name)] = agreement_per_pair(
+                    split, entry.scores, measures, source=row.label
+                )
+    table.labels = [HUMAN_LABEL] + [r.label for r in board.competing_rows]
+    return table
+
+
+def intervals(
+    vectors: Sequence[np.ndarray], groups: list[str], cache: StatsCache, resamples: int, seed: int
+) -> list[tuple[float, float]]:
+    """The percentile bootstrap CI of each vector's mean (memoised, missing ones batched)."""
+    keys = [stats_key("ci", resamples, seed, [v], [groups]) for v in vectors]
+
+    def compute(missing: list[int]) -> list[list[float]]:
+        means = stats.bootstrap_means_each([vectors[i] for i in missing], resamples, seed, groups)
+        return [list(stats.percentile_interval(m)) for m in means]
+
+    return [(low, high) for low, high in memoised(cache, keys, compute)]
+
+
+def pvalues(
+    vectors: Sequence[np.ndarray],
+    base: np.ndarray,
+    groups: list[str],
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+) -> list[float]:
+    """Raw two-sided randomization p-values of each vector against ``base`` (memoised, missing
+    ones batched)."""
+    keys = [stats_key("randomization", resamples, seed, [v, base], [groups]) for v in vectors]
+
+    def compute(missing: list[int]) -> list[float]:
+        return stats.randomization_test_each([vectors[i] for i in missing], base, resamples, seed, groups)
+
+    return [float(p) for p in memoised(cache, keys, compute)]
+
+
+def add_statistics(
+    board: Leaderboard,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+    cache: StatsCache | None = None,
+) -> None:
+    """Fill every row's CIs; for competing rows, Holm-adjusted p-values against the column's
+    best and against ``lead``; and the human-agreement table's CIs and tests."""
+    cache = StatsCache.default() if cache is None else cache
+    groups = {split.name: resampling_clusters(split) for split in board.splits}
+    for measure in board.measures:
+        _row_intervals(board, measure, cache, resamples, seed, groups)
+        for split in board.splits:
+            best_label = board.best.get((split.name, measure))
+            if best_label is not None:
+                best = board.row(best_label)
+                for row, p in _holm_against(best, board, split.name, measure, cache, resamples, seed, groups):
+                    row.p_vs_best[(split.name, measure)] = p
+                best.p_vs_best[(split.name, measure)] = 1.0
+            lead = board.lead
+            if lead is not None and split.name in lead.evaluations:
+                for row, p in _holm_against(lead, board, split.name, measure, cache, resamples, seed, groups):
+                    row.p_vs_lead[(split.name, measure)] = p
+    if board.human is not None:
+        _human_statistics(board.human, board.splits, cache, resamples, seed, groups)
+    cache.save()
+
+
+def _row_intervals(
+    board: Leaderboard,
+    measure: Measure,
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+    groups: dict[str, list[str]],
+) -> None:
+    """Split and Avg CIs of every row for one measure (see the module docstring for the Avg)."""
+    for split in board.splits:
+        rows = [r for r in board.rows if split.name in r.evaluations]
+        vectors = [r.evaluations[split.name].values(measure) for r in rows]
+        for row, ci in zip(rows, intervals(vectors, groups[split.name], cache, resamples, seed), strict=True):
+            row.ci[(split.name, measure)] = ci
+    complete = [r for r in board.rows if all(s.name in r.evaluations for s in board.splits)]
+    keys = [
+        stats_key(
+            "avg_ci",
+            resamples,
+            seed,
+            [r.evaluations[s.name].values(measure) for s in board.splits],
+            [groups[s.name] for s in board.splits],
+        )
+        for r in complete
+    ]
+
+    def compute(missing: list[int]) -> list[list[float]]:
+        per_split = [
+            stats.bootstrap_means_each(
+                [complete[i].evaluations[s.name].values(measure) for i in missing],
+                resamples,
+                seed,
+                groups[s.name],
+            )
+            for s in board.splits
+        ]
+        return [
+            list(stats.percentile_interval(np.mean([means[j] for means in per_split], axis=0)))
+            for j in range(len(missing))
+        ]
+
+    for row, (low, high) in zip(complete, memoised(cache, keys, compute), strict=True):
+        row.ci[(None, measure)] = (low, high)
+
+
+def _holm_against(
+    base: Row,
+    board: Leaderboard,
+    split: str,
+    measure: Measure,
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+    groups: dict[str, list[str]],
+) -> list[tuple[Row, float]]:
+    """Two-sided paired randomization test against ``base`` of every other competing row with
+    values on ``split``, Holm-adjusted across those rows."""
+    others = [r for r in board.competing_rows if r is not base and split in r.evaluations]
+    vectors = [r.evaluations[split].values(measure) for r in others]
+    raw = pvalues(vectors, base.evaluations[split].values(measure), groups[split], cache, resamples, seed)
+    return list(zip(others, stats.holm(raw), strict=True)) if raw else []
+
+
+def _human_statistics(
+    table: HumanAgreement,
+    splits: Sequence[Split],
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+    groups: dict[str, list[str]],
+) -> None:
+    """CIs of every agreement cell; each row tested against the human (two-sided paired
+    randomization test over the pairs both cover, Holm across the rows of the column)."""
+    for split in splits:
+        labels = [label for label in table.labels if (label, split.name) in table.per_pair]
+        for measure in table.measures:
+            vectors = [table.per_pair[(label, split.name)][measure.name].to_numpy() for label in labels]
+            for label, ci in zip(
+                labels, intervals(vectors, groups[split.name], cache, resamples, seed), strict=True
+            ):
+                table.ci[(label, split.name, measure)] = ci
+            raw = pvalues(vectors[1:], vectors[0], groups[split.name], cache, resamples, seed)
+            for label, p in zip(labels[1:], stats.holm(raw) if raw else [], strict=True):
+                table.p_vs_human[(label, split.name, measure)] = p

@@ -1,0 +1,443 @@
+"""The board's view-model: what every output shows, computed once from a :class:`Leaderboard`.
+
+:func:`build_view` turns a board (rows, evaluations, statistics) into plain values: the numeric
+columns, one :class:`Cell` per row and column (value, display text, mark, CI), the rows grouped
+by kind, the comparisons with ``lead``, the human-agreement table, the Ties table, the notes,
+and one JSON-ready record per (row, split). Markdown, LaTeX, JSON, CSV, the plot and the site
+(:mod:`sourcesum.outputs`) are functions of this view; none of them reads a store, a split or a
+ranker class. Everything is a pure function of its inputs (no dates or timings), so rendering
+an unchanged board is byte-identical.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sourcesum.board.model import LEADERBOARD_MEASURES, Leaderboard, Row
+from sourcesum.data import Dataset
+from sourcesum.human import HUMAN_LABEL
+from sourcesum.measures import Measure
+from sourcesum.ties import TIE_RULES
+
+
+def fmt(value: float | None, digits: int = 4) -> str:
+    """A value to ``digits`` decimals, ``-`` for a missing or undefined one."""
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def fmt_ci(ci: tuple[float, float] | None) -> str:
+    """``[low, high]`` to 3 decimals, empty when there is no interval."""
+    if ci is None or not math.isfinite(ci[0]):
+        return ""
+    return f"[{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A numeric column: a measure on a split, or its average over the board splits (``split``
+    None)."""
+
+    header: str
+    split: str | None
+    measure: Measure
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One value of a row: ``mark`` is ``best`` (the column's best competing row), ``tied``
+    (not significantly worse than the best; split columns only) or empty."""
+
+    value: float
+    text: str
+    mark: str
+    ci: tuple[float, float] | None
+
+    @property
+    def ci_text(self) -> str:
+        return fmt_ci(self.ci)
+
+
+@dataclass(frozen=True)
+class RowView:
+    """One row as shown: label, kind (``ranked``, ``published``, ``reference``) and its cells
+    in column order, plus what identifies it (ranker, parameters, versions, keys)."""
+
+    label: str
+    ranker: str
+    kind: str
+    supervised: bool
+    cells: tuple[Cell, ...]
+    params: dict[str, Any]
+    versions: tuple[str, ...]
+    keys: tuple[tuple[str, str], ...]
+    """``(split title, entry key)`` per split with an entry (none for published rows)."""
+
+
+@dataclass(frozen=True)
+class LeadComparison:
+    """One column's test against ``lead``: the rows significantly better, and all compared."""
+
+    title: str
+    better: tuple[str, ...]
+    compared: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TieColumn:
+    header: str
+    measure: Measure
+    rule: str
+
+
+@dataclass(frozen=True)
+class TieRow:
+    label: str
+    split: str
+    pairs_with_ties: float
+    sentences_tied: float
+    values: tuple[float | None, ...]
+
+
+@dataclass
+class BoardView:
+    """Everything the outputs show (module docstring)."""
+
+    dataset: Dataset
+    measures: tuple[Measure, ...]
+    splits: tuple[tuple[str, str, int], ...]
+    """``(name, title, pairs)`` of each board split, in column order."""
+    columns: tuple[Column, ...]
+    ranked: tuple[RowView, ...]
+    published: tuple[RowView, ...]
+    reference: tuple[RowView, ...]
+    ordered: tuple[RowView, ...]
+    """Every row in board order (by the Avg of the first measure, then label), kinds mixed."""
+    lead: tuple[LeadComparison, ...]
+    ranker_notes: tuple[tuple[str, str], ...]
+    published_notes: tuple[dict[str, str], ...]
+    published_coverage: tuple[tuple[str, tuple[str, ...]], ...]
+    """Published rows that miss some board split: ``(label, titles of the splits it has)``."""
+    human: dict[str, Any]
+    tie_columns: tuple[TieColumn, ...]
+    ties: tuple[TieRow, ...]
+    stale: tuple[str, ...]
+    scores_from: str
+    regenerate: str
+    records: tuple[dict[str, Any], ...] = field(default=())
+    human_records: dict[str, Any] | None = None
+
+    @property
+    def rows(self) -> tuple[RowView, ...]:
+        """Every row: ranked, published, reference."""
+        return self.ranked + self.published + self.reference
+
+    @property
+    def default_measures(self) -> bool:
+        """The board shows the paper's measures (NDCG and MAP) only."""
+        return tuple(self.measures) == LEADERBOARD_MEASURES
+
+
+def columns_of(board: Leaderboard) -> tuple[Column, ...]:
+    """(header, split or None for the average, measure) for every numeric column."""
+    columns = [Column(f"{s.title} {m.display_name}", s.name, m) for s in board.splits for m in board.measures]
+    columns += [Column(f"Avg {m.display_name}", None, m) for m in board.measures]
+    return tuple(columns)
+
+
+def cell_mark(board: Leaderboard, row: Row, split: str | None, measure: Measure) -> str:
+    """``"best"``, ``"tied"`` or ``""``; reference rows and missing values are never marked."""
+    if row.reference or not math.isfinite(row.value(split, measure)):
+        return ""
+    if board.best.get((split, measure)) == row.label:
+        return "best"
+    if split is not None and row.not_worse_than_best(split, measure):
+        return "tied"
+    return ""
+
+
+def _row_view(board: Leaderboard, row: Row, columns: Sequence[Column]) -> RowView:
+    cells = []
+    for column in columns:
+        value = row.value(column.split, column.measure)
+        cells.append(
+            Cell(
+                value,
+                fmt(value),
+                cell_mark(board, row, column.split, column.measure),
+                row.ci.get((column.split, column.measure)),
+            )
+        )
+    entries = [(s.title, row.entries[s.name]) for s in board.splits if s.name in row.entries]
+    kind = "reference" if row.reference else "published" if row.published else "ranked"
+    return RowView(
+        label=row.label,
+        ranker=row.ranker,
+        kind=kind,
+        supervised=row.supervised,
+        cells=tuple(cells),
+        params=row.params,
+        versions=tuple(sorted({entry.version for _, entry in entries})),
+        keys=() if row.published else tuple((title, entry.key) for title, entry in entries),
+    )
+
+
+def tie_columns(measures: Sequence[Measure]) -> tuple[TieColumn, ...]:
+    """The Ties table's columns: per measure worst-first, the default (named by what it is),
+    the expectation when it differs from the default, best-first."""
+    names = {"pessimistic": "worst-first", "optimistic": "best-first"}
+    columns = []
+    for measure in measures:
+        expectation = measure.expectation
+        for rule in TIE_RULES:
+            if rule == "default":
+                columns.append(
+                    TieColumn(f"{measure.display_name} {measure.default_tie_rule} (default)", measure, rule)
+                )
+            elif rule == "expected":
+                if expectation is not None and expectation != measure:
+                    columns.append(TieColumn(f"{measure.display_name} expected", measure, rule))
+            else:
+                columns.append(TieColumn(f"{measure.display_name} {names[rule]}", measure, rule))
+    return tuple(columns)
+
+
+def _ties(board: Leaderboard, columns: Sequence[TieColumn]) -> tuple[TieRow, ...]:
+    """Rows of the Ties table: ranked, published, then reference rows that have scores."""
+    rows = board.ranked_rows + board.published_rows + [r for r in board.reference_rows if r.ties]
+    out = []
+    for row in rows:
+        for split in board.splits:
+            report = row.ties.get(split.name)
+            if report is None:
+                continue
+            out.append(
+                TieRow(
+                    row.label,
+                    split.title,
+                    report["pairs_with_ties"],
+                    report["sentences_tied"],
+                    tuple(report[c.measure.name].get(c.rule) for c in columns),
+                )
+            )
+    return tuple(out)
+
+
+def _lead(board: Leaderboard) -> tuple[LeadComparison, ...]:
+    out = []
+    for split in board.splits:
+        for measure in board.measures:
+            family = [r for r in board.competing_rows if (split.name, measure) in r.p_vs_lead]
+            if family:
+                better = board.better_than_lead(split.name, measure)
+                out.append(
+                    LeadComparison(
+                        f"{split.title} {measure.display_name}",
+                        tuple(r.label for r in better),
+                        tuple(r.label for r in family),
+                    )
+                )
+    return tuple(out)
+
+
+def _ranker_notes(board: Leaderboard) -> tuple[tuple[str, str], ...]:
+    """``(ranker, note)`` for every ranker on the board that has a ``board_note``, in row order."""
+    from sourcesum.rankers import RANKERS
+
+    out: list[tuple[str, str]] = []
+    for row in board.ranked_rows:
+        if row.ranker in RANKERS and row.ranker not in [name for name, _ in out]:
+            note = RANKERS.get(row.ranker).board_note
+            if note:
+                out.append((row.ranker, note))
+    return tuple(out)
+
+
+def _published_notes(board: Leaderboard) -> tuple[dict[str, str], ...]:
+    """Per published row: label, what was run, its model, and its NaN replacements."""
+    if not board.published_rows:
+        return ()
+    from sourcesum.published import published_methods
+
+    rows = {r.ranker: r for r in board.published_rows}
+    notes = []
+    for method in published_methods():
+        row = rows.get(method.ranker)
+        if row is None:
+            continue
+        nan = []
+        for split in board.splits:
+            replaced, all_nan = row.nan_replaced.get(split.name, (0, 0))
+            if replaced:
+                nan.append(
+                    f"On {split.title}, {replaced:,} NaN scores were replaced by 0 as in the paper; "
+                    f"in {all_nan} of its {len(split)} pairs every score was NaN, so all sentences "
+                    "of those pairs tie."
+                )
+        notes.append(
+            {
+                "label": row.label,
+                "description": method.description,
+                "model": f"model: {method.model}" if method.model else "no model",
+                "nan": " ".join(nan),
+            }
+        )
+    return tuple(notes)
+
+
+COVERAGE_HEADERS = (
+    "Split",
+    "Pairs",
+    "Left out: 1 annotator",
+    "Left out: annotator count differs across sentences",
+    "k = 2 (reference = 1 annotator, binary at 1 vote)",
+    "k >= 3",
+    "References",
+    "References with no relevant sentence",
+    "Pairs with no defined reference",
+)
+
+
+def _human(board: Leaderboard) -> dict[str, Any]:
+    """The human-agreement section as data: coverage rows, columns, one row per system (value,
+    mark +1/0/-1 against the human, CI), counts of marks per column and the ceiling columns."""
+    table = board.human
+    if table is None:
+        return {}
+    measures = table.measures
+    coverage = []
+    for split in board.splits:
+        c = table.coverage[split.name]
+        coverage.append(
+            [
+                split.title,
+                str(c["pairs"]),
+                str(c["pairs_one_annotator"]),
+                str(c["pairs_mixed_annotator_counts"]),
+                str(c["pairs_two_annotators"]),
+                str(c["pairs_three_or_more"]),
+                str(c["references"]),
+                " / ".join(f"{m.display_name} {c['references_without_relevant'][m.name]}" for m in measures),  # type: ignore[index]
+                " / ".join(f"{m.display_name} {c['pairs_left_out'][m.name]}" for m in measures),  # type: ignore[index]
+            ]
+        )
+    columns = [(split, m) for split in board.splits for m in measures]
+    rows = []
+    for label in table.labels:
+        cells = []
+        for split, measure in columns:
+            ci = table.ci.get((label, split.name, measure))
+            mark = 0 if label == HUMAN_LABEL else table.versus_human(label, split.name, measure)
+            cells.append({"value": table.mean(label, split.name, measure), "mark": mark, "ci": fmt_ci(ci)})
+        rows.append({"label": label, "cells": cells})
+    counts = []
+    for split, measure in columns:
+        marks = [
+            table.versus_human(label, split.name, measure)
+            for label in table.labels[1:]
+            if (label, split.name) in table.per_pair
+        ]
+        counts.append(f"{marks.count(1)} ▲ / {marks.count(0)} = / {marks.count(-1)} ▼")
+    ceiling = [f"{s.title} {m.display_name}" for s, m in columns if table.is_ceiling(s.name, m)]
+    return {
+        "coverage": coverage,
+        "coverage_headers": list(COVERAGE_HEADERS),
+        "columns": [f"{s.title} {m.display_name}" for s, m in columns],
+        "rows": rows,
+        "counts": counts,
+        "ceiling_text": (
+            "The human row is a ceiling (every other row significantly below it) in: "
+            + (", ".join(ceiling) if ceiling else "no column")
+            + ". Elsewhere at least one row is not significantly below it (= or ▲), so it bounds "
+            "nothing there. The last line counts the rows above (▲), not significantly different "
+            "from (=) and below (▼) the human."
+        ),
+    }
+
+
+def records(board: Leaderboard) -> tuple[dict[str, Any], ...]:
+    """One flat record per (row, split): means, CIs, p vs best and vs lead, ties, NaN counts of
+    published outputs (JSON and CSV)."""
+    out = []
+    for row in board.rows:
+        for split in board.splits:
+            evaluation = row.evaluations.get(split.name)
+            if evaluation is None:
+                continue
+            record = evaluation.summary()
+            record["ranker"] = row.label
+            record["reference"] = row.reference
+            record["published"] = row.published
+            for measure in board.measures:
+                key = measure.json_key
+                if (split.name, measure) in row.ci:
+                    record[f"{key}_ci"] = list(row.ci[(split.name, measure)])
+                if (split.name, measure) in row.p_vs_best:
+                    record[f"{key}_p_vs_best"] = row.p_vs_best[(split.name, measure)]
+                if (split.name, measure) in row.p_vs_lead:
+                    record[f"{key}_p_vs_lead"] = row.p_vs_lead[(split.name, measure)]
+            if split.name in row.ties:
+                record["ties"] = row.ties[split.name]
+            if split.name in row.nan_replaced:
+                record["nan_replaced"], record["all_nan_pairs"] = row.nan_replaced[split.name]
+            out.append(record)
+    return tuple(out)
+
+
+def human_records(board: Leaderboard) -> dict[str, Any] | None:
+    """The human-agreement table for JSON: coverage per split, then one record per cell."""
+    table = board.human
+    if table is None:
+        return None
+    cells = []
+    for (label, split), _ in table.per_pair.items():
+        for measure in table.measures:
+            cell: dict[str, Any] = {
+                "system": label,
+                "split": split,
+                "measure": measure.name,
+                "mean": table.mean(label, split, measure),
+            }
+            if (label, split, measure) in table.ci:
+                cell["ci"] = list(table.ci[(label, split, measure)])
+            if (label, split, measure) in table.p_vs_human:
+                cell["p_vs_human"] = table.p_vs_human[(label, split, measure)]
+            cells.append(cell)
+    return {"coverage": table.coverage, "results": cells}
+
+
+def build_view(board: Leaderboard) -> BoardView:
+    """The view-model of ``board`` (module docstring)."""
+    columns = columns_of(board)
+    titles = {s.name: s.title for s in board.splits}
+    coverage = tuple(
+        (row.label, tuple(titles[s] for s in titles if s in row.evaluations))
+        for row in board.published_rows
+        if len(row.evaluations) < len(board.splits)
+    )
+    ties = tie_columns(board.measures)
+    views = {id(r): _row_view(board, r, columns) for r in board.rows}
+    return BoardView(
+        dataset=board.dataset,
+        measures=tuple(board.measures),
+        splits=tuple((s.name, s.title, len(s)) for s in board.splits),
+        columns=columns,
+        ranked=tuple(views[id(r)] for r in board.ranked_rows),
+        published=tuple(views[id(r)] for r in board.published_rows),
+        reference=tuple(views[id(r)] for r in board.reference_rows),
+        ordered=tuple(views[id(r)] for r in board.rows),
+        lead=_lead(board),
+        ranker_notes=_ranker_notes(board),
+        published_notes=_published_notes(board),
+        published_coverage=coverage,
+        human=_human(board),
+        tie_columns=ties,
+        ties=_ties(board, ties),
+        stale=tuple(board.stale),
+        scores_from=board.scores_from,
+        regenerate=board.regenerate,
+        records=records(board),
+        human_records=human_records(board),
+    )

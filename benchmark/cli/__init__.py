@@ -1,0 +1,76 @@
+"""The ``sourcesum`` command line.
+
+Commands, one module per group: ``list`` (:mod:`~sourcesum.cli.catalog`); ``run``, ``merge``,
+``migrate``, ``explain`` (:mod:`~sourcesum.cli.scoring`); ``evaluate``
+(:mod:`~sourcesum.cli.evaluating`); ``leaderboard``, ``site`` (:mod:`~sourcesum.cli.boards`);
+``compare``, ``show`` (:mod:`~sourcesum.cli.inspecting`); ``export``
+(:mod:`~sourcesum.cli.exporting`).
+
+Every user-facing failure prints one ``error: ...`` line and exits 2 (``--debug`` shows the
+traceback instead). Output for machines is JSON (``--json``); output for people is tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from sourcesum.cli import boards, catalog, evaluating, exporting, inspecting, scoring
+from sourcesum.cli.common import Parser
+from sourcesum.errors import SourceSumError
+
+COMMAND_MODULES = (catalog, scoring, evaluating, boards, inspecting, exporting)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="sourcesum", description="SourceSum Bench: benchmark harness for source sentence detection"
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in COMMAND_MODULES:
+        module.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed as one line
+        return int(exc.code or 0)
+    handler: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return handler(args)
+    except SourceSumError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `sourcesum show ... | head`: the reader has all it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except OSError as exc:  # a path the user named cannot be written or read
+        if args.debug:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted; finished pairs are cached, rerun to resume", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
+        if args.debug:
+            raise
+        print(
+            f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""``sourcesum leaderboard`` and ``sourcesum site``: render a board (declared, or every usable
+entry with ``--all``) through its view-model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sourcesum import paths
+from sourcesum.cli.common import measures_help
+from sourcesum.errors import SourceSumError
+from sourcesum.measures import Measure
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("leaderboard", help="regenerate leaderboard.md from the declared rows")
+    p.add_argument("--format", choices=["markdown", "csv", "json", "latex"], default="markdown")
+    p.add_argument("--output", "-o", help="file to write ('-' = stdout; markdown default: leaderboard.md)")
+    p.add_argument("--ci", action="store_true", help="LaTeX: add the 95%% CIs under each value")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every usable entry of your store and the committed one, plus every published "
+        "output, not the declared rows (needs -o)",
+    )
+    p.add_argument("--declaration", help="rows to render (default: leaderboard.toml)")
+    p.add_argument(
+        "--dataset", default="sourcesum", help="--all: the dataset whose board splits are the columns"
+    )
+    p.add_argument("--measures", default="nDCG,AP", help=measures_help())
+    p.add_argument(
+        "--scores-dir",
+        help="store to read (declared board: default data/scores; --all: this store over data/scores)",
+    )
+    p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser(
+        "site", help="static leaderboard site with a per-pair explorer (the leaderboard's rows)"
+    )
+    p.add_argument("--output", "-o", required=True, metavar="DIR", help="folder to write the site into")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every usable entry of your store and the committed one, not the declared rows",
+    )
+    p.add_argument("--declaration", help="rows to show (default: leaderboard.toml)")
+    p.add_argument(
+        "--dataset", default="sourcesum", help="--all: the dataset whose board splits are the columns"
+    )
+    p.add_argument(
+        "--scores-dir",
+        help="store to read (declared board: default data/scores; --all: this store over data/scores)",
+    )
+    p.set_defaults(func=cmd_site)
+
+
+def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure]) -> Any:
+    """The board ``leaderboard`` and ``site`` render: the rows declared in leaderboard.toml (or
+    ``--declaration``) from data/scores (or ``--scores-dir``); with ``--all``, every usable entry
+    of ``--scores-dir`` (default: your store) over data/scores."""
+    from sourcesum.board import collect, collect_declared, read_declaration
+    from sourcesum.store import ScoreStore, open_stores
+
+    if args.all:
+        board = collect(
+            open_stores(args.scores_dir, must_exist=True), measures=measures, dataset_name=args.dataset
+        )
+        store = f"`{args.scores_dir}`" if args.scores_dir else "your score store"
+        board.scores_from = f"every usable entry of {store} and of the committed `data/scores/`"
+        board.regenerate = "`sourcesum leaderboard --all -o FILE`" + (
+            f" with `--scores-dir {args.scores_dir}`" if args.scores_dir else ""
+        )
+        return board
+    if args.scores_dir:
+        root = Path(args.scores_dir).expanduser()
+        if not root.is_dir():
+            raise SourceSumError(f"--scores-dir {args.scores_dir}: no such folder")
+    else:
+        root = paths.COMMITTED_SCORES_DIR
+    declaration = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
+    board = collect_declared(
+        read_declaration(declaration), ScoreStore(root, writable=False), measures=measures
+    )
+    if args.scores_dir or args.declaration:
+        board.scores_from = f"the files in `{args.scores_dir or 'data/scores'}`, the rows of `{args.declaration or 'leaderboard.toml'}`"
+        board.regenerate = (
+            "`sourcesum leaderboard"
+            + "".join(
+                f" --{flag} {value}"
+                for flag, value in (("declaration", args.declaration), ("scores-dir", args.scores_dir))
+                if value
+            )
+            + "`"
+        )
+    return board
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from sourcesum.board import build_view
+    from sourcesum.files import write_bytes_atomic, write_text_atomic
+    from sourcesum.measures import parse_measures
+    from sourcesum.outputs.latex import render_latex
+    from sourcesum.outputs.markdown import PLOT_NAME, render_markdown
+    from sourcesum.outputs.plot import render_png
+    from sourcesum.outputs.tables import render_csv, render_json
+
+    measures = parse_measures(args.measures)
+    if args.all and args.output is None:
+        raise SourceSumError("leaderboard --all: give -o FILE (leaderboard.md holds the declared board)")
+    board = declared_or_all_board(args, measures)
+    view = build_view(board)
+    renderers = {"markdown": render_markdown, "json": render_json, "csv": render_csv}
+    text = render_latex(view, ci=args.ci) if args.format == "latex" else renderers[args.format](view)
+    output = args.output
+    if output is None and args.format == "markdown":
+        output = str(paths.LEADERBOARD_PATH)
+    if output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(Path(output), text)
+        message = f"wrote {output} ({len(board.rows)} rows)"
+        if args.format == "markdown":
+            plot = Path(output).with_name(PLOT_NAME)
+            write_bytes_atomic(plot, render_png(view))
+            message += f" and {plot}"
+        print(message)
+    for item in board.stale:
+        print(f"note: skipped stale score file {item}", file=sys.stderr)
+    return 0
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    from sourcesum.board import LEADERBOARD_MEASURES, build_view
+    from sourcesum.board.pairs import explorer_data
+    from sourcesum.outputs.site import build_site, check_output, page_sizes
+
+    out = check_output(Path(args.output))  # before the statistics, which take seconds
+    board = declared_or_all_board(args, LEADERBOARD_MEASURES)
+    explorers = {split.name: explorer_data(board, split.name) for split in board.splits}
+    pages = build_site(build_view(board), explorers, out)
+    sizes = ", ".join(f"{name} {size / 1024:.0f} KB" for name, size in page_sizes(pages).items())
+    print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {sizes})")
+    for item in board.stale:
+        print(f"note: skipped stale score file {item}", file=sys.stderr)
+    return 0

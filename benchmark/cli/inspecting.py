@@ -1,0 +1,124 @@
+"""Commands that look into results: ``compare`` (paired tests between rows) and ``show`` (one
+pair, every row's scores and ranks)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from sourcesum.cli.common import measures_help, positive_int
+from sourcesum.errors import SourceSumError
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("compare", help="paired significance tests between rankers")
+    p.add_argument("rankers", nargs="+", help="row labels or ranker names (two or more)")
+    p.add_argument("--split", default="all")
+    p.add_argument("--measures", default="nDCG,AP", help=measures_help())
+    p.add_argument(
+        "--by",
+        choices=["pair", "document"],
+        default="document",
+        help="resampling unit (default: document, the dataset's cluster; equals pair on XSum)",
+    )
+    p.add_argument("--resamples", type=positive_int, default=10_000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scores-dir")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("show", help="one pair: summary, sentences, votes, rankers' scores and ranks")
+    p.add_argument("pair_id")
+    p.add_argument(
+        "--ranker",
+        help="comma-separated row labels or ranker names (default: the 4 best declared rankers; with --json: all)",
+    )
+    p.add_argument("--width", type=positive_int, default=100, help="terminal columns (default 100)")
+    p.add_argument("--scores-dir")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
+
+
+def board_of_stores(
+    scores_dir: str | None, dataset: str, with_stats: bool = True, published: bool = True
+) -> Any:
+    """Every usable entry of the user store over the committed one on ``dataset``'s board
+    splits, plus (``published``) the published outputs (compare, show, export)."""
+    from sourcesum.board import collect
+    from sourcesum.store import open_stores
+
+    return collect(
+        open_stores(scores_dir, must_exist=True),
+        with_stats=with_stats,
+        published=published,
+        dataset_name=dataset,
+    )
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from sourcesum.board.compare import compare_rows
+    from sourcesum.data import dataset_of, resolve_split_names
+    from sourcesum.measures import parse_measures
+    from sourcesum.outputs.comparisons import format_comparisons
+
+    names = args.rankers
+    if len(names) < 2:
+        raise SourceSumError("compare needs at least two rankers")
+    splits = resolve_split_names(args.split)
+    owners = {dataset_of(s).name for s in splits}
+    if len(owners) > 1:
+        raise SourceSumError(
+            f"--split {args.split}: compare one dataset's splits at a time, not {sorted(owners)}"
+        )
+    ds = dataset_of(splits[0])
+    off_board = [s for s in splits if s not in ds.board_splits()]
+    if off_board:
+        raise SourceSumError(
+            f"--split {args.split}: compare works on the board splits "
+            f"({', '.join(ds.board_splits())}), not {', '.join(off_board)}"
+        )
+    board = board_of_stores(args.scores_dir, ds.name, with_stats=False)
+    rows = [board.row(name) for name in names]
+    results = compare_rows(
+        rows,
+        splits,
+        parse_measures(args.measures),
+        by_document=args.by == "document",
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    if args.json:
+        print(json.dumps({"comparisons": [c.as_dict() for c in results]}, indent=2))
+    else:
+        print(format_comparisons(results))
+    return 0
+
+
+def declared_labels() -> list[str]:
+    from sourcesum import paths
+    from sourcesum.board import read_declaration
+    from sourcesum.configs import Configuration
+
+    declared = read_declaration(paths.DECLARATION_PATH)
+    return [Configuration.of(d.ranker, d.params).label for d in declared.rows if not d.published]
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from sourcesum.board.pairs import default_rows, find_pair, pair_view
+    from sourcesum.data import dataset_of
+    from sourcesum.outputs.pairview import format_view
+
+    split, pair = find_pair(args.pair_id)
+    ds = dataset_of(split.name)
+    board = board_of_stores(args.scores_dir, ds.name, with_stats=False)
+    rankers: list[str] | None
+    if args.ranker:
+        rankers = [n.strip() for n in args.ranker.split(",") if n.strip()]
+    elif args.json:
+        rankers = None  # everything
+    else:
+        rankers = default_rows(board, declared_labels(), count=4)
+    view = pair_view(split, pair, board, rankers)
+    print(json.dumps(view, indent=2) if args.json else format_view(view, width=args.width))
+    return 0

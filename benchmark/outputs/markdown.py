@@ -1,0 +1,115 @@
+"""The Markdown leaderboard (``leaderboard.md``): tables from the view-model, prose in the
+template ``templates/leaderboard.md.j2``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from sourcesum import __version__
+from sourcesum.board import prose
+from sourcesum.board.view import BoardView, Cell, RowView, fmt
+from sourcesum.outputs.templating import environment
+from sourcesum.stats import ALPHA
+
+PLOT_NAME = "leaderboard.png"
+
+
+def cell_text(cell: Cell, ci: bool, bold: tuple[str, str], mark: str) -> str:
+    """A value with its mark (bold best, ``mark`` when not significantly worse) and, with
+    ``ci``, its interval."""
+    text = cell.text
+    if not math.isfinite(cell.value):
+        return text
+    if cell.mark == "best":
+        text = f"{bold[0]}{text}{bold[1]}"
+    elif cell.mark == "tied":
+        text += mark
+    if ci and cell.ci is not None:
+        text += f" {cell.ci_text}"
+    return text
+
+
+def table(view: BoardView, rows: Sequence[RowView]) -> str:
+    lines = ["| Ranker | " + " | ".join(c.header for c in view.columns) + " |"]
+    lines.append("|---|" + "---:|" * len(view.columns))
+    for row in rows:
+        cells = [cell_text(c, True, ("**", "**"), " †") for c in row.cells]
+        lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def ties_table(view: BoardView) -> str:
+    lines = [
+        "| Ranker | Split | Pairs with ties | Sentences tied | "
+        + " | ".join(c.header for c in view.tie_columns)
+        + " |",
+        "|---|---|---:|---:|" + "---:|" * len(view.tie_columns),
+    ]
+    for row in view.ties:
+        lines.append(
+            f"| {row.label} | {row.split} | {row.pairs_with_ties:.1%} | {row.sentences_tied:.1%} | "
+            + " | ".join(fmt(v) for v in row.values)
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def human_tables(view: BoardView) -> tuple[str, str]:
+    """The coverage table and the agreement table of the human section."""
+    data = view.human
+    headers = data["coverage_headers"]
+    coverage = ["| " + " | ".join(headers) + " |", "|---|" + "---:|" * (len(headers) - 1)]
+    coverage += ["| " + " | ".join(row) + " |" for row in data["coverage"]]
+    lines = ["| System | " + " | ".join(data["columns"]) + " |", "|---|" + "---:|" * len(data["columns"])]
+    arrows = {1: " ▲", -1: " ▼", 0: ""}
+    for row in data["rows"]:
+        cells = [
+            fmt(c["value"])
+            + (arrows[c["mark"]] + (f" {c['ci']}" if c["ci"] else "") if math.isfinite(c["value"]) else "")
+            for c in row["cells"]
+        ]
+        lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
+    lines.append("| rows ▲ / = / ▼ the human | " + " | ".join(data["counts"]) + " |")
+    return "\n".join(coverage), "\n".join(lines)
+
+
+def measures_note(view: BoardView) -> str:
+    """The board's measures in words when they are not the paper's NDCG and MAP (else empty)."""
+    if view.default_measures:
+        return ""
+    return ", ".join(
+        f"{m.display_name} (`{m.name}`, {m.relevance} relevance)"
+        if m.display_name != m.name
+        else f"`{m.name}` ({m.relevance} relevance)"
+        for m in view.measures
+    )
+
+
+def render_markdown(view: BoardView) -> str:
+    """The Markdown board."""
+    coverage, human = human_tables(view) if view.human else ("", "")
+    tables = {
+        "ranked": table(view, view.ranked),
+        "published": table(view, view.published),
+        "reference": table(view, view.reference),
+        "coverage": coverage,
+        "human": human,
+        "ties": ties_table(view),
+    }
+    source = next(iter(view.dataset.sources().values()))
+    return str(
+        environment(autoescape=False)
+        .get_template("leaderboard.md.j2")
+        .render(
+            view=view,
+            tables=tables,
+            prose=prose,
+            data=source,
+            version=__version__,
+            plot=PLOT_NAME,
+            alpha=ALPHA,
+            split_count=prose.count_word(len(view.splits)),
+            measures_note=measures_note(view),
+        )
+    )

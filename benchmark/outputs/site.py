@@ -1,0 +1,226 @@
+"""The static site: the leaderboard and a per-pair explorer, as self-contained HTML files.
+
+``build_site(view, explorers, out)`` writes, from the view-model that ``sourcesum leaderboard``
+renders (:mod:`sourcesum.board.view`) and each split's explorer data
+(:func:`sourcesum.board.pairs.explorer_data`; nothing is recomputed here):
+
+- ``index.html``: the ranked rows, the published systems and the reference rows in separate
+  tables (sortable by every column, with CIs and significance marks), the rows significantly
+  better than ``lead``, the human-agreement table, the plot (``plot.png``), the ties section,
+  each row's parameters and cache keys, and how to cite (``CITATION.cff``, copied alongside);
+- ``explore-<split>.html`` per split: every pair's summary and sentences with their votes, each
+  row's scores and ranks, and the per-pair value of every board measure.
+
+No server and no network: the data is embedded in each page as JSON in a
+``<script type="application/json">`` element (browsers refuse to read local JSON files over
+``file://``), the CSS and JavaScript are inlined, and the output is byte-identical for the same
+board. Scores are shown rounded to 4 significant digits; ranks come from the exact scores.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sourcesum import __version__
+from sourcesum.board import prose
+from sourcesum.board.view import BoardView, RowView, fmt
+from sourcesum.errors import SourceSumError
+from sourcesum.files import write_bytes_atomic, write_text_atomic
+from sourcesum.outputs.templating import TEMPLATES, environment
+from sourcesum.paths import PROJECT_ROOT
+from sourcesum.stats import ALPHA
+
+CITATION_PATH = PROJECT_ROOT / "CITATION.cff"
+PLOT_FILE = "plot.png"
+INDEX_FILE = "index.html"
+INDEX_BUDGET = 500 * 1024
+"""Bytes allowed for the index page: ``index.html`` plus the plot it shows."""
+EXPLORER_BUDGET = 3 * 1024 * 1024
+"""Bytes allowed for one split's explorer page."""
+
+
+def explorer_file(split: str) -> str:
+    return f"explore-{split}.html"
+
+
+@dataclass(frozen=True)
+class SitePage:
+    """One written file and its size in bytes."""
+
+    path: Path
+    size: int
+
+
+def embed_json(data: Any) -> str:
+    """JSON safe inside ``<script type="application/json">``: ``<``, ``>`` and ``&`` escaped
+    as ``\\u003c`` etc. (still valid JSON, so ``JSON.parse`` returns the same data)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _number(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def _cells(view: BoardView, row: RowView) -> list[dict[str, Any]]:
+    return [
+        {
+            "header": column.header,
+            "value": _number(cell.value),
+            "text": cell.text,
+            "mark": cell.mark,
+            "ci": cell.ci_text,
+        }
+        for column, cell in zip(view.columns, row.cells, strict=True)
+    ]
+
+
+def _ties(view: BoardView) -> list[dict[str, Any]]:
+    """The Ties section's rows, as the Markdown leaderboard lists them."""
+    return [
+        {
+            "label": row.label,
+            "split": row.split,
+            "pairs": row.pairs_with_ties,
+            "sentences": row.sentences_tied,
+            "values": [
+                {"header": column.header, "value": value, "text": fmt(value)}
+                for column, value in zip(view.tie_columns, row.values, strict=True)
+            ],
+        }
+        for row in view.ties
+    ]
+
+
+def _human(view: BoardView) -> dict[str, Any]:
+    """The human-agreement section for the template."""
+    data = view.human
+    if not data:
+        return {}
+    rows = []
+    for row in data["rows"]:
+        cells = []
+        for header, cell in zip(data["columns"], row["cells"], strict=True):
+            mark = {1: "above", -1: "below", 0: ""}[cell["mark"]]
+            cells.append(
+                {
+                    "header": header,
+                    "value": _number(cell["value"]),
+                    "text": fmt(cell["value"]),
+                    "mark": mark,
+                    "ci": cell["ci"],
+                }
+            )
+        rows.append({"label": row["label"], "cells": cells})
+    return {**data, "rows": rows}
+
+
+def _configurations(view: BoardView) -> list[dict[str, Any]]:
+    """Each row's ranker, version, parameters and per-split cache key."""
+    return [
+        {
+            "label": row.label,
+            "ranker": row.ranker,
+            "reference": row.kind == "reference",
+            "published": row.kind == "published",
+            "params": json.dumps(row.params, sort_keys=True),
+            "versions": list(row.versions),
+            "cache_keys": [{"split": title, "key": key} for title, key in row.keys],
+        }
+        for row in view.ordered
+    ]
+
+
+def index_context(view: BoardView) -> dict[str, Any]:
+    """Everything ``index.html`` shows, taken from the view-model."""
+    source = next(iter(view.dataset.sources().values()))
+    return {
+        "version": __version__,
+        "dataset": view.dataset,
+        "split_count": prose.count_word(len(view.splits)),
+        "measure_names": " and ".join(m.display_name for m in view.measures),
+        "data": {"repository": source.repository, "commit": source.commit[:10]},
+        "alpha": ALPHA,
+        "columns": [column.header for column in view.columns],
+        "ranked": [{"label": r.label, "cells": _cells(view, r)} for r in view.ranked],
+        "published": [{"label": r.label, "cells": _cells(view, r)} for r in view.published],
+        "published_intro": prose.published_intro(view, quote="") if view.published else "",
+        "published_notes": list(view.published_notes),
+        "reference": [{"label": r.label, "cells": _cells(view, r)} for r in view.reference],
+        "lead": [
+            {"column": item.title, "text": prose.lead_summary(item.better, item.compared, quote="")}
+            for item in view.lead
+        ],
+        "human": _human(view),
+        "ties": _ties(view),
+        "ties_text": prose.TIES_TEXT,
+        "tie_columns": [column.header for column in view.tie_columns],
+        "configurations": _configurations(view),
+        "explorers": [
+            {"title": title, "file": explorer_file(name), "pairs": n} for name, title, n in view.splits
+        ],
+        "stale": list(view.stale),
+        "citation": CITATION_PATH.read_text(encoding="utf-8") if CITATION_PATH.is_file() else "",
+    }
+
+
+def check_output(out: Path) -> Path:
+    """``out`` as a path, unless it exists and is not a folder (an error naming it)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise SourceSumError(f"site: output {out} exists and is not a folder")
+    return out
+
+
+def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Path) -> list[SitePage]:
+    """Write the site into ``out`` (created if missing; our files are replaced) and return the
+    pages written with their sizes. ``explorers``: split name -> its explorer data. ``out``
+    must not be an existing file."""
+    from sourcesum.outputs.plot import render_png
+
+    out = check_output(out)
+    env = environment(autoescape=True)
+    assets = {
+        "css": (TEMPLATES / "site.css").read_text(encoding="utf-8"),
+        "sort_js": (TEMPLATES / "sort.js").read_text(encoding="utf-8"),
+        "explore_js": (TEMPLATES / "explore.js").read_text(encoding="utf-8"),
+    }
+    nav = [{"title": title, "file": explorer_file(name)} for name, title, _ in view.splits]
+    written = []
+    write_bytes_atomic(out / PLOT_FILE, render_png(view))
+    written.append(out / PLOT_FILE)
+    context = index_context(view)
+    if context["citation"]:
+        write_text_atomic(out / CITATION_PATH.name, context["citation"])
+        written.append(out / CITATION_PATH.name)
+    html = env.get_template("index.html.j2").render(
+        page="index", nav=nav, plot=PLOT_FILE, **assets, **context
+    )
+    write_text_atomic(out / INDEX_FILE, html)
+    written.append(out / INDEX_FILE)
+    for name, title, _ in view.splits:
+        html = env.get_template("explore.html.j2").render(
+            page=name,
+            nav=nav,
+            title=title,
+            dataset=view.dataset,
+            data=embed_json(explorers[name]),
+            version=__version__,
+            **assets,
+        )
+        write_text_atomic(out / explorer_file(name), html)
+        written.append(out / explorer_file(name))
+    return [SitePage(path, path.stat().st_size) for path in written]
+
+
+def page_sizes(pages: list[SitePage]) -> dict[str, int]:
+    """Bytes per page as the budgets count them: the index page with its plot, each explorer."""
+    by_name = {p.path.name: p.size for p in pages}
+    sizes = {INDEX_FILE: by_name[INDEX_FILE] + by_name.get(PLOT_FILE, 0)}
+    sizes.update({name: size for name, size in by_name.items() if name.startswith("explore-")})
+    return sizes

@@ -1,0 +1,85 @@
+"""Tables for machines and terminals: the board as JSON and CSV, and aligned text tables.
+
+JSON (``sourcesum leaderboard --format json``): ``{"version", "results": [record...],
+"human_agreement": {...}}`` with one record per (row, split) (:func:`sourcesum.board.view.records`).
+CSV: one line per row: per split and measure the mean and CI (``<split> <column>``, ``... CI
+low``, ``... CI high``), the Avg columns likewise, then every other field of the row's JSON
+records, named ``<split title> <key>`` with nested keys joined by spaces
+(``XSum-PEGASUS map_p_vs_best``, ``XSum-PEGASUS ties AP expected``); empty where a row has no
+such field. JSON's human-agreement table is not in the CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sourcesum import __version__
+from sourcesum.board.view import BoardView, fmt
+
+
+def format_table(records: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A plain aligned text table of ``records`` (floats to 4 decimals)."""
+    cells = [
+        [fmt(r.get(c)) if isinstance(r.get(c), float) else str(r.get(c, "")) for c in columns]
+        for r in records
+    ]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=False))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)) for row in cells]
+    return "\n".join(lines)
+
+
+def render_json(view: BoardView) -> str:
+    payload: dict[str, Any] = {"version": __version__, "results": list(view.records)}
+    if view.human_records is not None:
+        payload["human_agreement"] = view.human_records
+    return json.dumps(payload, indent=2) + "\n"
+
+
+def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"ties": {"nDCG": {"default": x}}}`` -> ``{"ties nDCG default": x}``."""
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key} "))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def render_csv(view: BoardView) -> str:
+    """The CSV board (module docstring)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    header = ["ranker", "reference", "published"]
+    for column in view.columns:
+        header += [column.header, f"{column.header} CI low", f"{column.header} CI high"]
+    titles = {name: title for name, title, _ in view.splits}
+    shown = {"ranker", "split", "reference", "published"}
+    shown |= {k for m in view.measures for k in (m.json_key, f"{m.json_key}_ci")}
+    extra: dict[str, dict[str, Any]] = {}  # row label -> column -> value
+    extra_columns: dict[str, list[str]] = {name: [] for name, _, _ in view.splits}
+    for record in view.records:
+        for key, value in _flatten(record).items():
+            if key in shown:
+                continue
+            name = f"{titles[record['split']]} {key}"
+            if name not in extra_columns[record["split"]]:
+                extra_columns[record["split"]].append(name)
+            extra.setdefault(record["ranker"], {})[name] = value
+    more = [name for split, _, _ in view.splits for name in extra_columns[split]]
+    writer.writerow(header + more)
+    for row in view.ordered:
+        cells: list[Any] = [row.label, row.kind == "reference", row.kind == "published"]
+        for cell in row.cells:
+            low, high = cell.ci if cell.ci is not None else (float("nan"), float("nan"))
+            cells += [repr(cell.value), repr(low), repr(high)]
+        values = extra.get(row.label, {})
+        cells += [repr(values[n]) if isinstance(values.get(n), float) else values.get(n, "") for n in more]
+        writer.writerow(cells)
+    return buffer.getvalue()

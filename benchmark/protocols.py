@@ -1,0 +1,131 @@
+"""Training protocols: the only way labels reach a ranker, applied by the harness.
+
+A ranker that learns from labels declares a :class:`~sourcesum.rankers.context.ProtocolSpec`
+(:meth:`Ranker.training_protocol`). For the pairs of a split that the runner must score, the
+protocol says which labelled pairs may be learned from for which of them (:meth:`Protocol.assign`:
+a list of :class:`Assignment`); the runner builds each assignment's
+:class:`~sourcesum.rankers.context.TrainingData`, calls ``ranker.train``, then scores that
+assignment's pairs. A protocol also names what of the data its configurations' keys must follow
+(:meth:`Protocol.key_inputs`).
+
+Protocols (``sourcesum list`` shows them):
+
+* ``own``: the labels of the very pairs scored. Reference rows only (``oracle``).
+* ``cross-corpus``: pairs of one corpus are scored after training on every board split of the
+  same dataset from the *other* corpora (SourceSum: XSum scored from the two CNN/DM splits and
+  vice versa); no pair, document or label of the scored corpus is read. Keyed by the sha256 of
+  every board split of the dataset.
+* ``kfold``: the split's pairs (all of them, whatever subset is being scored) are cut into
+  ``folds`` folds by document (:func:`sourcesum.folds.document_folds` with ``seed``); the pairs
+  of each fold are scored after training on the other folds only.
+
+Adding a protocol: subclass :class:`Protocol` and add it to :data:`PROTOCOLS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from sourcesum.data import Pair, Split, dataset_of, load_split, split_spec
+from sourcesum.errors import RankerError, UnknownNameError
+from sourcesum.folds import document_folds
+from sourcesum.rankers.context import ProtocolSpec
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Score ``pairs`` after training on ``training``: ``(split, pair positions)`` in order,
+    described as ``trained_on``."""
+
+    training: tuple[tuple[Split, tuple[int, ...]], ...]
+    trained_on: tuple[str, ...]
+    pairs: tuple[Pair, ...]
+
+
+class Protocol:
+    """Base class of the training protocols (see the module docstring)."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    reference_only: ClassVar[bool] = False
+
+    def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
+        """What, besides the scored split, the scores of a configuration under ``spec`` on
+        ``split`` depend on (it enters the key version)."""
+        return []
+
+    def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
+        """Names of the splits whose labelled pairs the assignments may use (their base scores
+        are computed first)."""
+        return [split]
+
+    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
+        """The assignments covering ``pairs`` (pending pairs of ``split``)."""
+        raise NotImplementedError
+
+
+def _all(split: Split) -> tuple[int, ...]:
+    return tuple(range(len(split)))
+
+
+class OwnLabels(Protocol):
+    name = "own"
+    description = "the labels of the very pairs scored (reference rows only)"
+    reference_only = True
+
+    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
+        return [Assignment(((split, _all(split)),), (split.name,), tuple(pairs))]
+
+
+class CrossCorpus(Protocol):
+    name = "cross-corpus"
+    description = "trained on the board splits of the dataset's other corpora"
+
+    def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
+        ds = dataset_of(split)
+        return [{name: ds.data_sha256(ds.split_spec(name)) for name in ds.board_splits()}]
+
+    def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
+        corpus = split_spec(split).corpus
+        ds = dataset_of(split)
+        names = [n for n in ds.board_splits() if ds.split_spec(n).corpus != corpus]
+        if not names:
+            raise RankerError(
+                f"protocol cross-corpus: dataset {ds.name} has no board split outside corpus {corpus!r} "
+                f"(of split {split}) to train on"
+            )
+        return names
+
+    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
+        names = self.training_splits(spec, split.name)
+        training = tuple((s, _all(s)) for s in (load_split(n) for n in names))
+        return [Assignment(training, tuple(names), tuple(pairs))]
+
+
+class KFold(Protocol):
+    name = "kfold"
+    description = "folds by document within the split; each fold scored after training on the others"
+
+    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
+        folds, seed = int(spec.params["folds"]), int(spec.params["seed"])
+        fold_of = document_folds([p.document_key for p in split.pairs], folds, seed)
+        position = split.index
+        out = []
+        for fold in range(folds):
+            scored = tuple(p for p in pairs if fold_of[position[p.id]] == fold)
+            if not scored:
+                continue
+            train = tuple(i for i in range(len(split)) if fold_of[i] != fold)
+            out.append(Assignment(((split, train),), (f"{split.name} folds != {fold}",), scored))
+        return out
+
+
+PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (OwnLabels(), CrossCorpus(), KFold())}
+
+
+def protocol(name: str) -> Protocol:
+    if name not in PROTOCOLS:
+        raise UnknownNameError(f"unknown training protocol {name!r}; choose from {', '.join(PROTOCOLS)}")
+    return PROTOCOLS[name]

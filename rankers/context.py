@@ -1,0 +1,69 @@
+"""What the harness hands a ranker besides its pairs: base scores and labelled training data.
+
+Rankers never fetch these themselves (no ranker imports the runner, the store or a split
+loader); they declare what they need and the runner computes it first:
+
+* a ranker built from other rankers' scores declares :meth:`Ranker.base_configurations`; the
+  runner computes (or reads) every base's entries and calls ``use_bases(BaseScores)``;
+* a ranker that learns from labels declares :meth:`Ranker.training_protocol` (a
+  :class:`ProtocolSpec`); the runner applies the protocol (:mod:`sourcesum.protocols`): for
+  each group of pairs to score it builds the :class:`TrainingData` the protocol allows, calls
+  ``train(data)``, then scores that group. No other path gives a ranker a label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sourcesum.data.pairs import Judgment, Pair
+from sourcesum.errors import RankerError
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """A training protocol and its parameters, as a ranker declares it (e.g. ``kfold`` with
+    ``folds`` and ``seed``). ``own`` (the labels of the very pairs scored) is allowed for
+    reference rows only."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+class BaseScores:
+    """Raw scores of a ranker's bases: per (split, pair id) an ``(n_bases, n_sentences)`` array,
+    bases in the order the ranker declared them."""
+
+    def __init__(self, by_split: Mapping[str, Mapping[str, np.ndarray]], labels: tuple[str, ...] = ()):
+        self._by_split = by_split
+        self.labels = labels
+
+    def of(self, split: str, pair_id: str) -> np.ndarray:
+        scores = self._by_split.get(split, {}).get(pair_id)
+        if scores is None:
+            raise RankerError(f"no base scores for pair {pair_id} of split {split}")
+        return scores
+
+    def for_pair(self, pair: Pair) -> np.ndarray:
+        return self.of(pair.split, pair.id)
+
+    def splits(self) -> list[str]:
+        return list(self._by_split)
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """Labelled pairs a protocol allows a ranker to learn from, in a fixed order.
+
+    ``judgments[i]`` labels ``pairs[i]``; ``base_scores[i]`` (rankers with bases) holds the
+    bases' raw scores on it; ``trained_on`` says where the pairs come from, in words (e.g.
+    ``("cnn_pegasus", "cnn_reference")`` or ``("xsum_pegasus folds != 3",)``); binary relevance
+    of these pairs is ``graded >= min_relevant`` (their dataset's threshold)."""
+
+    pairs: tuple[Pair, ...]
+    judgments: tuple[Judgment, ...]
+    trained_on: tuple[str, ...]
+    min_relevant: float
+    base_scores: tuple[np.ndarray, ...] | None = None
