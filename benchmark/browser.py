@@ -87,7 +87,7 @@ def first_render_ms(driver: Any, timeout_s: float = 10.0) -> float:
 def horizontal_overflow(driver: Any) -> list[str]:
     """What scrolls horizontally: the page itself, or any element whose content is wider than
     its box; empty when nothing does."""
-    return driver.execute_script(
+    overflowing: list[str] = driver.execute_script(
         "const out = [];"
         "const root = document.documentElement;"
         "if (root.scrollWidth > root.clientWidth) out.push(`page: ${root.scrollWidth} > ${root.clientWidth}`);"
@@ -98,3 +98,4 @@ def horizontal_overflow(driver: Any) -> list[str]:
         "}"
         "return out;"
     )
+    return overflowing

@@ -42,7 +42,11 @@ class Configuration:
 
     @classmethod
     def of_ranker(cls, ranker: Ranker) -> Configuration:
-        return cls(ranker.name, ranker.get_params())
+        """The configuration of an instance, read from its own class (registered or not: the
+        runner scores any :class:`Ranker` instance)."""
+        config = cls(ranker.name, ranker.get_params())
+        config.__dict__["ranker_class"] = type(ranker)  # what the cached property would hold
+        return config
 
     @cached_property
     def ranker_class(self) -> type[Ranker]:

@@ -58,7 +58,8 @@ class Evaluation:
 
     def values(self, measure: Measure) -> np.ndarray:
         """Per-pair values of ``measure`` (NaN where undefined), in pair order."""
-        return self.per_pair[measure.name].to_numpy()
+        values: np.ndarray = self.per_pair[measure.name].to_numpy()
+        return values
 
     def mean(self, measure: Measure) -> float:
         """The split mean of ``measure`` over the pairs where it is defined (memoised)."""

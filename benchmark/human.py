@@ -91,7 +91,8 @@ class References:
     """Per reference row, the other annotators' relevance (binary at ``min(2, k - 1)`` votes)."""
     human_scores: np.ndarray
     annotators: np.ndarray
-    """Per pair of the split: ``k`` if all its sentences have ``k`` votes, else -1."""
+    """Per pair of the split: ``k`` if all its sentences have ``k`` votes, -1 if their counts
+    differ, 0 if the dataset has no per-annotator votes."""
 
 
 @cache
@@ -101,6 +102,7 @@ def references(split: Split) -> References:
     annotators = np.full(len(split), -1)
     for index, judgment in enumerate(split.judgments):
         if judgment.votes is None:
+            annotators[index] = 0  # no per-annotator votes: no reference
             continue
         sizes = {len(v) for v in judgment.votes}
         if len(sizes) != 1:
@@ -142,7 +144,7 @@ def agreement_per_pair(
     else:
         rows = Run.of_split(split, scores, source).values
         width = refs.qrels.mask.shape[1]
-        values = rows[refs.pair_index, :width] if len(refs.pair_index) else rows[:0]
+        values = rows[refs.pair_index, :width] if len(refs.pair_index) else rows[:0, :width]
     columns = {}
     for measure, per_reference in evaluate(refs.qrels, values, measures).items():
         defined = np.isfinite(per_reference)
@@ -162,6 +164,7 @@ def coverage(split: Split, measures: Sequence[Measure]) -> dict[str, object]:
         "pairs": len(split),
         "pairs_one_annotator": int((k == 1).sum()),
         "pairs_mixed_annotator_counts": int((k == -1).sum()),
+        "pairs_without_votes": int((k == 0).sum()),
         "pairs_two_annotators": int((k == 2).sum()),
         "pairs_three_or_more": int((k >= 3).sum()),
         "references": int(len(refs.pair_index)),

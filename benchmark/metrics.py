@@ -39,7 +39,7 @@ Gain = Literal["linear", "exponential", "binary"]
 TieBreak = Literal["groups", "worst", "best"]
 
 
-def pad(rows: Sequence[Sequence[float]], fill: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def pad(rows: Sequence[Sequence[float] | np.ndarray], fill: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Stack ragged rows into a ``(B, L)`` float array padded with ``fill`` and a validity mask."""
     lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
     width = int(lengths.max()) if len(rows) else 0

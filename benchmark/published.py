@@ -30,6 +30,7 @@ from typing import Any
 
 from sourcesum.data import PinnedFile, Source, dataset, load_split
 from sourcesum.data.sources import read_verified
+from sourcesum.data.sourcesum import read_prompt  # noqa: F401  (re-exported: the prompts are pinned files of this source)
 from sourcesum.errors import UnknownNameError
 from sourcesum.scorefiles import check_against_split, parse_sourcesum_json
 from sourcesum.store import ScoreEntry
@@ -106,12 +107,6 @@ def published_file(file: str) -> PinnedFile:
     if file not in source().files:
         raise UnknownNameError(f"no published file {file!r} in the manifest")
     return source().file(file, kind="published file")
-
-
-def read_prompt(version: str) -> str:
-    """The verified text of the paper's prompt template ``v1`` or ``v2``."""
-    _, payload = read_verified(published_file(f"gpt_prompt_{version}.txt"))
-    return payload.decode("utf-8")
 
 
 @cache

@@ -87,8 +87,8 @@ class Qrels:
     @classmethod
     def from_graded(
         cls,
-        graded: Sequence[Sequence[float]],
-        min_relevant: float | Sequence[float],
+        graded: Sequence[Sequence[float] | np.ndarray],
+        min_relevant: float | Sequence[float] | np.ndarray,
         pair_ids: Sequence[str] = (),
     ) -> Qrels:
         """Qrels of graded rows; ``min_relevant`` is one threshold or one per row (the human

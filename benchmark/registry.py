@@ -95,6 +95,11 @@ class Registry(Generic[T]):
                 f"unknown {self.kind} {name!r}; registered: {', '.join(self.names())} (see `sourcesum list`)"
             ) from None
 
+    def unregister(self, name: str) -> None:
+        """Forget a class registered (not lazily declared) as ``name``: for tests and
+        interactive sessions that register a class for a while."""
+        self._classes.pop(name, None)
+
     def names(self) -> list[str]:
         """Every registered name, without importing lazy entries."""
         self._load_plugins()

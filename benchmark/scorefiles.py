@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sourcesum.data import Split, load_split, split_names
+from sourcesum.data import Split, dataset_of, load_split, split_names
 from sourcesum.errors import ScoreFileError
 from sourcesum.qrels import check_length
 
@@ -150,15 +150,22 @@ def read_trec_run(path: Path) -> LoadedScores:
 
 
 def infer_split(loaded: LoadedScores) -> Split:
-    """The split whose pair ids are exactly the file's (main splits are tried first)."""
+    """The split whose pair ids are exactly the file's, among the splits with a local copy
+    (board splits first; a split that would need a download is not tried)."""
     ids = set(loaded.scores)
+    skipped = []
     for name in split_names():
+        ds = dataset_of(name)
+        if not ds.available(ds.split_spec(name)):
+            skipped.append(name)
+            continue
         split = load_split(name)
         if set(split.by_id) == ids:
             return split
     sample = next(iter(ids), "<none>")
+    untried = f" (not tried, no local copy: {', '.join(skipped)})" if skipped else ""
     raise ScoreFileError(
-        f"{loaded.path}: its {len(ids)} pair ids (e.g. {sample}) match no split exactly; "
+        f"{loaded.path}: its {len(ids)} pair ids (e.g. {sample}) match no split exactly{untried}; "
         "pass --split to name it and see which pairs differ"
     )
 

@@ -40,7 +40,8 @@ class RandomRanker(Ranker):
     def score(self, pair: Pair) -> Sequence[float]:
         digest = hashlib.sha256(f"{self.seed}:{pair.id}".encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
-        return rng.random(pair.n_sentences).tolist()
+        scores: list[float] = rng.random(pair.n_sentences).tolist()
+        return scores
 
 
 @register

@@ -48,11 +48,11 @@ def normalize(scores: np.ndarray, how: str) -> np.ndarray:
     if how == "zscore":
         mean = scores.mean(axis=-1, keepdims=True)
         std = scores.std(axis=-1, keepdims=True)
-        return (scores - mean) / np.maximum(std, EPSILON)
+        return np.asarray((scores - mean) / np.maximum(std, EPSILON))
     if how == "minmax":
         low = scores.min(axis=-1, keepdims=True)
         high = scores.max(axis=-1, keepdims=True)
-        return (scores - low) / np.maximum(high - low, EPSILON)
+        return np.asarray((scores - low) / np.maximum(high - low, EPSILON))
     if how == "rank":
         n = scores.shape[-1]
         from scipy.stats import rankdata  # on use: scipy.stats takes ~0.5 s to import
@@ -86,6 +86,7 @@ class BaseRankers(Param):
             raise ParameterError(f"parameter {where}={value!r}: expected {self.accepts} (at least one)")
         out = []
         for item in value:
+            params: Any
             if isinstance(item, str):
                 name, params = item, {}
             elif (

@@ -49,9 +49,9 @@ def quiet_loading() -> Iterator[None]:
     from transformers.utils import logging
 
     was_enabled = logging.is_progress_bar_enabled()
-    logging.disable_progress_bar()
+    logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # unannotated in transformers
     try:
         yield
     finally:
         if was_enabled:
-            logging.enable_progress_bar()
+            logging.enable_progress_bar()  # type: ignore[no-untyped-call]  # unannotated in transformers

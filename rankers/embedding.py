@@ -9,6 +9,7 @@ pairs; the two XSum splits share their 119 documents) is encoded once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sourcesum.data import Pair
@@ -20,6 +21,9 @@ from sourcesum.rankers.device import (
     resolve_device,
     resolve_sentence_model,
 )
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 
 @register
@@ -46,10 +50,10 @@ class EmbeddingRanker(Ranker):
 
     def __init__(self, model: str = DEFAULT_SENTENCE_MODEL, device: str = "auto", batch_size: int = 32):
         self.model, self.device, self.batch_size = model, device, batch_size
-        self._encoder = None
+        self._encoder: SentenceTransformer | None = None
         self._cache: dict[str, np.ndarray] = {}
 
-    def encoder(self):
+    def encoder(self) -> SentenceTransformer:
         if self._encoder is None:
             from sentence_transformers import SentenceTransformer
 
@@ -114,7 +118,7 @@ class BERTScoreRanker(Ranker):
     ):
         self.model, self.layer, self.measure = model, layer, measure
         self.device, self.batch_size = device, batch_size
-        self._scorer = None
+        self._scorer: Any = None  # a bert_score BERTScorer (bert-score is untyped)
 
     def _layer(self) -> int:
         if self.layer is not None:
@@ -122,12 +126,14 @@ class BERTScoreRanker(Ranker):
         from bert_score.utils import model2layers
 
         if self.model in model2layers:
-            return model2layers[self.model]
+            known: int = model2layers[self.model]
+            return known
         from transformers import AutoConfig
 
-        return AutoConfig.from_pretrained(resolve_sentence_model(self.model)).num_hidden_layers
+        layers: int = AutoConfig.from_pretrained(resolve_sentence_model(self.model)).num_hidden_layers
+        return layers
 
-    def scorer(self):
+    def scorer(self) -> Any:
         if self._scorer is None:
             from bert_score import BERTScorer
 

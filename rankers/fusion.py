@@ -81,7 +81,7 @@ class FusionRanker(CompositeRanker):
 
     def __init__(
         self,
-        rankers: str | list = "bm25,embedding",
+        rankers: str | list[Any] = "bm25,embedding",
         method: str = "combsum",
         normalization: str = DEFAULT_NORMALIZATION,
         k: int = DEFAULT_RRF_K,
@@ -108,4 +108,5 @@ class FusionRanker(CompositeRanker):
         return params
 
     def score(self, pair: Pair) -> Sequence[float]:
-        return fuse(self.pair_scores(pair), self.method, self.normalization, self.k).tolist()
+        scores: list[float] = fuse(self.pair_scores(pair), self.method, self.normalization, self.k).tolist()
+        return scores

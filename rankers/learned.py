@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -84,7 +84,7 @@ def length_features(sentences: Sequence[str]) -> np.ndarray:
     return np.column_stack([np.log1p(words), normalize(words, "zscore")])
 
 
-GROUP_FEATURES = {
+GROUP_FEATURES: dict[str, tuple[tuple[str, ...], Callable[[Pair], np.ndarray]]] = {
     "position": (
         ("position:relative", "position:first", "position:reciprocal"),
         lambda p: position_features(p.n_sentences),
@@ -107,11 +107,12 @@ class TrainingSet:
 
     def subset(self, keep: np.ndarray) -> TrainingSet:
         index = np.flatnonzero(keep)
-        lists = [
+        lists: list[list[Any]] = [
             [values[i] for i in index]
             for values in (self.pair_ids, self.documents, self.features, self.graded, self.share)
         ]
-        return TrainingSet(*lists, min_relevant=self.min_relevant)
+        pair_ids, documents, features, graded, share = lists
+        return TrainingSet(pair_ids, documents, features, graded, share, min_relevant=self.min_relevant)
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -324,7 +325,7 @@ class LearnedRanker(CompositeRanker):
 
     def __init__(
         self,
-        rankers: str | list = "bm25,embedding",
+        rankers: str | list[Any] = "bm25,embedding",
         protocol: str = "cross-corpus",
         model: str = "logistic",
         normalization: str = "zscore",
@@ -415,7 +416,8 @@ class LearnedRanker(CompositeRanker):
         return model
 
     def score(self, pair: Pair) -> Sequence[float]:
-        return self.fitted().predict(self.pair_features(pair)).tolist()
+        scores: list[float] = self.fitted().predict(self.pair_features(pair)).tolist()
+        return scores
 
     def describe_model(self) -> dict[str, Any]:
         """The current model: training data, chosen hyper-parameters, the inner CV table, and

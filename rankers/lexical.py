@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from sourcesum.data import Pair
@@ -50,7 +50,8 @@ class BM25Ranker(Ranker):
             model = BM25Plus(corpus, k1=self.k1, b=self.b, delta=self.delta)
         else:
             model = BM25L(corpus, k1=self.k1, b=self.b, delta=self.delta)
-        return model.get_scores(query).tolist()
+        scores: list[float] = model.get_scores(query).tolist()
+        return scores
 
 
 class _MemoTokenizer:
@@ -89,7 +90,7 @@ class _RougeRanker(Ranker):
 
     def __init__(self, measure: str = "fmeasure", use_stemmer: bool = True):
         self.measure, self.use_stemmer = measure, use_stemmer
-        self._scorer = None
+        self._scorer: Any = None  # a rouge_score RougeScorer (rouge-score is untyped)
 
     def score(self, pair: Pair) -> Sequence[float]:
         if self._scorer is None:
@@ -153,9 +154,9 @@ class TfidfRanker(Ranker):
 
     def __init__(self, idf: str = "split"):
         self.idf = idf
-        self._vectorizer = None
+        self._vectorizer: Any = None
 
-    def _new_vectorizer(self):
+    def _new_vectorizer(self) -> Any:  # a TfidfVectorizer (scikit-learn is untyped)
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         return TfidfVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any, cast
 
 _WORD = re.compile(r"[a-z0-9]+")
 
 
 @lru_cache(maxsize=1)
-def _stemmer():
+def _stemmer() -> Any:  # nltk's PorterStemmer (nltk is untyped)
     from nltk.stem.porter import PorterStemmer
 
     return PorterStemmer()
@@ -27,7 +28,7 @@ def _stop_words() -> frozenset[str]:
 
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
-    return _stemmer().stem(word)
+    return cast(str, _stemmer().stem(word))
 
 
 def tokenize(text: str, stem: bool = True, remove_stop_words: bool = True) -> list[str]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sourcesum.board.model import Leaderboard, Row
-from sourcesum.data import Pair, Split, load_split, split_names
+from sourcesum.data import Pair, Split, dataset_of, load_split, split_names, split_spec
 from sourcesum.errors import UnknownNameError
 
 SCORE_DIGITS = 4
@@ -20,8 +20,10 @@ SCORE_DIGITS = 4
 
 def find_pair(pair_id: str) -> tuple[Split, Pair]:
     """The split holding pair ``pair_id`` and the pair, searched in every split (board splits
-    first)."""
-    for name in split_names():
+    first), splits with a local copy before those that would need a download."""
+    names = split_names()
+    local = [n for n in names if dataset_of(n).available(split_spec(n))]
+    for name in local + [n for n in names if n not in local]:
         split = load_split(name)
         pair = split.by_id.get(pair_id)
         if pair is not None:

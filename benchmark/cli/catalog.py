@@ -42,13 +42,13 @@ def ranker_listing(name: str, cls: Any) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from sourcesum.data import datasets
+    from sourcesum.data import all_datasets
     from sourcesum.measures import MEASURES
     from sourcesum.protocols import PROTOCOLS
     from sourcesum.rankers import RANKERS
 
-    listed = []
-    for ds in datasets():
+    listed: list[dict[str, Any]] = []
+    for ds in all_datasets():
         listed.append(
             {
                 "name": ds.name,
@@ -90,9 +90,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         return 0
     print("Datasets and splits ('all' = the board splits of sourcesum; a dataset name = its board splits):")
-    for ds in listed:
-        print(f"  {ds['name']}: {ds['title']}")
-        for s in ds["splits"]:
+    for entry in listed:
+        print(f"  {entry['name']}: {entry['title']}")
+        for s in entry["splits"]:
             board = "board" if s["board"] else ""
             print(f"    {s['name']:<20} {s['pairs']:>5} pairs  {s['title']:<24} {board}")
     print("Rankers (parameter: type = default, accepted values; * = not in the cache key):")

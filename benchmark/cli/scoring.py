@@ -85,9 +85,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not names:
         raise SourceSumError(f"--ranker {args.ranker!r}: name at least one ranker (see `sourcesum list`)")
     params = parse_params(args.param, names)
+    measures = parse_measures(args.measures)  # every argument is checked before any data is read
     rankers = [create_ranker(name, **params[name]) for name in names]
     splits = [load_split(name) for name in resolve_split_names(args.split)]
-    measures = parse_measures(args.measures)
     store = open_stores(args.scores_dir)
     chosen = selection(args)
     results = []
@@ -138,7 +138,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     ranker = create_ranker(args.ranker, **parse_params(args.param, [args.ranker])[args.ranker])
     store = open_stores(args.scores_dir)
-    records = [
+    records: list[dict[str, Any]] = [
         {"split": name, "ranker": ranker.label, "models": explain(ranker, load_split(name), store)}
         for name in resolve_split_names(args.split)
     ]

@@ -184,7 +184,7 @@ def dataset(name: str) -> Dataset:
     return DATASETS.get(name)()
 
 
-def datasets() -> list[Dataset]:
+def all_datasets() -> list[Dataset]:
     """Every registered dataset, built-ins first (in declaration order), then plugins by name."""
     names = list(BUILTIN_DATASETS) + [n for n in DATASETS.names() if n not in BUILTIN_DATASETS]
     return [dataset(n) for n in names]
@@ -192,7 +192,7 @@ def datasets() -> list[Dataset]:
 
 def _split_owners() -> dict[str, Dataset]:
     owners: dict[str, Dataset] = {}
-    for ds in datasets():
+    for ds in all_datasets():
         for spec in ds.splits:
             if spec.name in owners:
                 raise UnknownNameError(
@@ -214,7 +214,7 @@ def split_names(include_all: bool = True) -> list[str]:
     """Registered split names, dataset by dataset: board splits first, then (``include_all``)
     the others."""
     names: list[str] = []
-    for ds in datasets():
+    for ds in all_datasets():
         names += [s.name for s in ds.splits if s.board]
         if include_all:
             names += [s.name for s in ds.splits if not s.board]

@@ -24,8 +24,8 @@ from typing import Any, ClassVar
 
 from sourcesum.data.datasets import Dataset, ParsedSplit, SplitSpec, register_dataset
 from sourcesum.data.pairs import Judgment, Pair
-from sourcesum.data.sources import Source, manifest_source
-from sourcesum.errors import DataError
+from sourcesum.data.sources import Source, manifest_source, read_verified
+from sourcesum.errors import DataError, UnknownNameError
 
 BINARY_MIN_VOTES = 2
 """A sentence is binary-relevant when at least this many annotators voted 1 (paper: 2)."""
@@ -150,3 +150,16 @@ class SourceSum(Dataset):
     def parse(self, spec: SplitSpec, files: dict[str, tuple[Path, bytes]]) -> ParsedSplit:
         path, payload = files[spec.files[0]]
         return parse_sourcesum_rows(read_rows(path, payload), spec.name, path)
+
+
+PROMPT_VERSIONS = ("v1", "v2")
+
+
+def read_prompt(version: str) -> str:
+    """The verified text of the paper's prompt template ``v1`` or ``v2``
+    (``data/gpt_prompt_<version>.txt`` of the published source, sha256-pinned)."""
+    if version not in PROMPT_VERSIONS:
+        raise UnknownNameError(f"the paper has prompts {', '.join(PROMPT_VERSIONS)}, not {version!r}")
+    source = SourceSum().sources()["sourcesum-published"]
+    _, payload = read_verified(source.file(f"gpt_prompt_{version}.txt", kind="published file"))
+    return payload.decode("utf-8")

@@ -100,7 +100,7 @@ def draw_png(view: BoardView) -> bytes:
             zip(offsets, view.measures, COLORS * 2, strict=False)
         ):
             values = np.array([c[index][0] for c in cells])
-            ci = np.array([c[index][1] for c in cells])
+            ci = np.array([c[index][1] for c in cells], dtype=float).reshape(-1, 2)
             err = np.abs(np.vstack([values - ci[:, 0], ci[:, 1] - values]))
             ax.errorbar(
                 values,

@@ -14,9 +14,10 @@ import urllib.parse
 from pathlib import Path
 
 from sourcesum.board.model import Leaderboard
+from sourcesum.data import Split
 from sourcesum.errors import SourceSumError
 from sourcesum.files import write_text_atomic
-from sourcesum.qrels import Qrels
+from sourcesum.qrels import Qrels, Relevance
 
 INDEX_NAME = "sourcesum-export.json"
 """Lists every file an export wrote (name -> what it holds); later exports overwrite only those."""
@@ -38,9 +39,9 @@ def label_of(name: str) -> str:
     return urllib.parse.unquote(name)
 
 
-def _planned(board: Leaderboard) -> dict[str, dict]:
+def _planned(board: Leaderboard) -> dict[str, dict[str, str]]:
     """File name -> description of every file an export of ``board`` writes."""
-    files: dict[str, dict] = {}
+    files: dict[str, dict[str, str]] = {}
     for split in board.splits:
         for kind in ("graded", "binary"):
             files[f"{split.name}.{kind}.qrels"] = {"kind": f"qrels ({kind})", "split": split.name}
@@ -55,7 +56,7 @@ def _planned(board: Leaderboard) -> dict[str, dict]:
     return files
 
 
-def _check_target(folder: Path, planned: dict[str, dict]) -> None:
+def _check_target(folder: Path, planned: dict[str, dict[str, str]]) -> None:
     """Refuse to overwrite anything that an earlier export of ours did not write."""
     if folder.exists() and not folder.is_dir():
         raise SourceSumError(f"export -o {folder}: is a file, not a folder")
@@ -74,9 +75,9 @@ def _check_target(folder: Path, planned: dict[str, dict]) -> None:
         )
 
 
-def _qrels_lines(split, binary: bool) -> list[str]:
+def _qrels_lines(split: Split, binary: bool) -> list[str]:
     qrels = Qrels.of_split(split)
-    kind = "binary" if binary else "graded"
+    kind: Relevance = "binary" if binary else "graded"
     return [
         f"{pair_id} 0 {docno(i)} {int(g)}"
         for index, pair_id in enumerate(qrels.pair_ids)
@@ -84,7 +85,7 @@ def _qrels_lines(split, binary: bool) -> list[str]:
     ]
 
 
-def _run_lines(split, scores_by_pair: dict[str, list[float]], tag: str) -> list[str]:
+def _run_lines(split: Split, scores_by_pair: dict[str, list[float]], tag: str) -> list[str]:
     lines = []
     for pair in split:
         scores = scores_by_pair[pair.id]

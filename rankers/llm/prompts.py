@@ -10,7 +10,7 @@ and ``{sentences}``.
 Presets:
 
 - ``v1``, ``v2``: the paper's prompts (``gpt_prompt_v1.txt``, ``gpt_prompt_v2.txt`` of Suhara &
-  Alikaniotis 2024, Apache-2.0; located and sha256-verified by :mod:`sourcesum.published`) with
+  Alikaniotis 2024, Apache-2.0; located and sha256-verified by :func:`sourcesum.data.sourcesum.read_prompt`) with
   their scale ends turned into ``{lo}``/``{hi}``. With their own scales (v1: ``0-1.00``, v2:
   ``0-100``) they render byte-for-byte as the paper's text; the paper's text-davinci-003 row used
   v2.
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sourcesum.data.sourcesum import read_prompt
 from sourcesum.errors import ParameterError
-from sourcesum.published import read_prompt
 from sourcesum.rankers.llm.scale import Scale
 
 PRESETS = ("v1", "v2", "listwise")

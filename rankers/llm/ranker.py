@@ -214,7 +214,7 @@ class LLMJudgeRanker(Ranker):
             return self._listwise(pairs)
         backend, scale, diag = self.backend_impl(), self._scale, self.diagnostics
         if self.backend == "local":
-            out = []
+            out: list[Sequence[float]] = []
             for pair in pairs:
                 ratings = backend.rate(self.prompts(pair), scale, self.min_prob, pair.id)
                 out.append([diag.score(scale, r, None) for r in ratings])
@@ -235,7 +235,7 @@ class LLMJudgeRanker(Ranker):
             answers = [backend.generate(q, b, p.id) for q, b, p in zip(prompts, budget, pairs, strict=True)]
         else:
             answers = backend.generate(prompts, budget)  # per pair: the request is its cache key
-        out = []
+        out: list[Sequence[float]] = []
         for pair, answer in zip(pairs, answers, strict=True):
             n = pair.n_sentences
             order = parse_ranking(answer, n)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from sourcesum.rankers.llm.scale import Scale
 
@@ -50,7 +50,7 @@ class Dist:
     exact: bool = True
 
 
-Oracle = Callable[[Sequence[tuple[int, tuple]]], Sequence[Dist | None]]
+Oracle = Callable[[Sequence[tuple[int, tuple[Hashable, ...]]]], Sequence[Dist | None]]
 """Distributions for a batch of ``(prompt index, token-handle path)`` nodes (None: unknown)."""
 
 
@@ -84,7 +84,9 @@ def rating_distributions(
 ) -> list[Rating]:
     """Expand every prompt's answer tree breadth-first, one oracle call per depth."""
     results = [Rating() for _ in range(n_prompts)]
-    frontier: list[tuple[int, tuple, str, float]] = [(i, (), "", 1.0) for i in range(n_prompts)]
+    frontier: list[tuple[int, tuple[Hashable, ...], str, float]] = [
+        (i, (), "", 1.0) for i in range(n_prompts)
+    ]
     while frontier:
         dists = oracle([(i, path) for i, path, _, _ in frontier])
         following = []
@@ -135,7 +137,7 @@ class Diagnostics:
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
-        self.sums: Counter[str] = Counter()
+        self.sums: dict[str, float] = cast("dict[str, float]", Counter())  # a Counter of float sums
 
     def reset(self) -> None:
         self.counts.clear()

@@ -86,7 +86,8 @@ def substituted_embeddings(module: torch.nn.Module, embeddings: torch.Tensor) ->
 def embedding_module(lm: LoadedLM) -> torch.nn.Module:
     """The module whose output is the attributed input: the (encoder's) token embedding."""
     owner = lm.model.get_encoder() if lm.seq2seq else lm.model
-    return owner.get_input_embeddings()
+    module: torch.nn.Module = owner.get_input_embeddings()
+    return module
 
 
 def context_embeddings(lm: LoadedLM, context: Context) -> torch.Tensor:
@@ -94,7 +95,8 @@ def context_embeddings(lm: LoadedLM, context: Context) -> torch.Tensor:
     import torch
 
     with torch.no_grad():
-        return embedding_module(lm)(torch.tensor([context.ids()], device=lm.model.device))
+        embedded: torch.Tensor = embedding_module(lm)(torch.tensor([context.ids()], device=lm.model.device))
+        return embedded
 
 
 def summary_gradients(

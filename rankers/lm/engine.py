@@ -23,15 +23,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 from sourcesum.rankers.lm.inputs import Context
 from sourcesum.rankers.lm.precision import computes_in_float32
 
+_T = TypeVar("_T")
 
-def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
+
+def _chunks(items: Sequence[_T], size: int) -> Iterator[Sequence[_T]]:
     for start in range(0, len(items), max(1, size)):
         yield items[start : start + size]
 

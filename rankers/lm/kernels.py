@@ -138,6 +138,7 @@ def fuse_rotary(model: Any) -> int:
         except (AttributeError, TypeError, ZeroDivisionError):
             return 0
     changed = 0
+    namespace: Any  # a module, whose apply_rotary_pos_emb is replaced below
     for namespace in {sys.modules[type(m).__module__] for m in model.modules()}:
         original = getattr(namespace, "apply_rotary_pos_emb", None)
         if original is None or isinstance(original, ExactRotary) or not callable(original):

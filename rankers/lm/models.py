@@ -63,7 +63,7 @@ def dequantized_copy(name: str) -> Path:
     config = quantized.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config  # the weights below are plain float32 tensors
-    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)  # type: ignore[no-untyped-call]  # unannotated in transformers
     plain.load_state_dict(quantized.state_dict())
     staging = target.with_name(target.name + ".partial")
     plain.save_pretrained(staging)
@@ -109,7 +109,7 @@ def resolve_dtype_name(dtype: str, device: str = "auto") -> str:
     return "bfloat16" if device == "cpu" and cpu_has_native_bf16() else "float32"
 
 
-def resolve_dtype(dtype: str, device: str):
+def resolve_dtype(dtype: str, device: str) -> Any:  # a torch.dtype
     """The torch dtype of :func:`resolve_dtype_name`."""
     import torch
 
@@ -157,7 +157,8 @@ def load_lm(
         with quiet_loading():
             config = AutoConfig.from_pretrained(path)
             seq2seq = bool(getattr(config, "is_encoder_decoder", False))
-            loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
+            # Any: mypy cannot call from_pretrained on the join of transformers' two auto classes
+            loader: Any = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
             weights = resolve_dtype("float32" if reduce else dtype, device)
             model = loader.from_pretrained(path, dtype=weights, attn_implementation=attn)
             tokenizer = AutoTokenizer.from_pretrained(path)

@@ -78,7 +78,7 @@ class PMIRanker(LMRanker):
         summaries = [causal_summary(tok, p.summary) for p in pairs]
         if self.direction == "sentence|summary":
             base = self._unconditional_nll(sentences)
-            out = []
+            out: list[Sequence[float]] = []
             for summary in summaries:
                 state = run_context(lm.model, start + summary)
                 conditional = continuation_nll(lm.model, state, sentences, self.batch_size)

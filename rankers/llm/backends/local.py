@@ -13,10 +13,10 @@ tokens identical to a plain forward pass over each prompt.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sourcesum.errors import RankerError
@@ -125,7 +125,7 @@ class LocalBackend:
                     roots[i] = logits[j]
                     where[i] = (chunk, j) if keep else None
 
-            def oracle(nodes: Sequence[tuple[int, tuple]]) -> list[Dist]:
+            def oracle(nodes: Sequence[tuple[int, tuple[Hashable, ...]]]) -> list[Dist]:
                 if not nodes[0][1]:
                     return [self._dist(roots[i], tables[True]) for i, _ in nodes]
                 return self._expand(model, device, nodes, where, tables[False])
@@ -144,7 +144,7 @@ class LocalBackend:
                 kept += 1
         cache = None
         if kept:
-            cache = copy_cache(self._last[1])
+            cache = copy_cache(old_cache)  # kept > 0: self._last is set
             if cache.get_seq_length() > kept:
                 cache.crop(kept - cache.get_seq_length())
         new = torch.tensor([ids[kept:]], device=device)
@@ -192,7 +192,7 @@ class LocalBackend:
         self,
         model: Any,
         device: str,
-        nodes: Sequence[tuple[int, tuple]],
+        nodes: Sequence[tuple[int, tuple[Hashable, ...]]],
         where: Sequence[tuple[_Chunk, int] | None],
         table: tuple[np.ndarray, list[str]],
     ) -> list[Dist]:
@@ -200,14 +200,16 @@ class LocalBackend:
         import torch
 
         out: list[Dist | None] = [None] * len(nodes)
+        # Only called below the root of a multi-token scale, where every sentence has a chunk.
+        located = cast("Sequence[tuple[_Chunk, int]]", where)
         groups: dict[int, list[int]] = {}
         for k, (i, _) in enumerate(nodes):
-            groups.setdefault(id(where[i][0]), []).append(k)
+            groups.setdefault(id(located[i][0]), []).append(k)
         for members in groups.values():
-            chunk = where[nodes[members[0]][0]][0]
+            chunk = located[nodes[members[0]][0]][0]
             for start in range(0, len(members), self.batch_size):
                 part = members[start : start + self.batch_size]
-                rows = torch.tensor([where[nodes[k][0]][1] for k in part], device=device)
+                rows = torch.tensor([located[nodes[k][0]][1] for k in part], device=device)
                 paths = torch.tensor([list(nodes[k][1]) for k in part], dtype=torch.long, device=device)
                 cache = copy_cache(chunk.cache)
                 cache.batch_select_indices(rows)
@@ -254,7 +256,7 @@ class LocalBackend:
                 do_sample=False,
                 pad_token_id=lm.tokenizer.pad_token_id or lm.tokenizer.eos_token_id,
             )
-        return lm.tokenizer.decode(out[0, len(ids) :], skip_special_tokens=True)
+        return cast(str, lm.tokenizer.decode(out[0, len(ids) :], skip_special_tokens=True))
 
 
 def copy_cache(cache: Any) -> Any:

@@ -23,10 +23,10 @@ import os
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sourcesum.errors import RankerError
 from sourcesum.rankers.llm.request_cache import RequestCache, request_key
@@ -103,7 +103,7 @@ def server_rating(record: dict[str, Any], scale: Scale, min_prob: float) -> Rati
         return None
     greedy = [p[0] for p in positions]
 
-    def oracle(nodes: Sequence[tuple[int, tuple]]) -> list[Dist | None]:
+    def oracle(nodes: Sequence[tuple[int, tuple[Hashable, ...]]]) -> list[Dist | None]:
         out: list[Dist | None] = []
         for _, path in nodes:
             depth = len(path)
@@ -207,7 +207,7 @@ class OpenAIBackend:
         cached = self.cache.get(key)
         if cached is not None:
             self._count("cache_hits")
-            return cached
+            return cast("dict[str, Any]", cached)
         record = self._request(body)
         self.cache.put(key, record)
         self._count("requests")
