@@ -1,14 +1,15 @@
-"""Time the ``attribution`` ranker against a straightforward per-pair implementation.
+"""Time the ``attribution`` ranker against a straightforward per-pair implementation: on the first
+``--docs`` documents of a split (their pairs, plus the other split of the same corpus's pairs on
+those documents), prints the pairs/s of both, the largest score difference and the lowest
+per-pair Spearman correlation between them; with ``--dtype bfloat16`` (or float16) also the
+ranker's per-pair Spearman against float32 (reduced precision is acceptable only where it stays
+>= 0.99).
 
 The reference reads one pair at a time: the same token ids, an embedding leaf tensor fed through
 ``inputs_embeds`` (weights requiring gradients, as in a plain training-style script), full logits,
 ``loss.backward()``, then the sum over each sentence's tokens of the L2 norm of the embedding
 gradient. The ranker batches the pairs of a document (padding + attention masks), computes
 gradients for the embeddings only, and keeps logits for the summary positions only.
-
-Prints pairs/s of both, the largest score difference and the lowest per-pair Spearman correlation
-between them; with ``--dtype bfloat16`` (or float16) also the ranker's per-pair Spearman against
-float32 (reduced precision is acceptable only where it stays >= 0.99).
 
     python scripts/bench_attribution.py --split xsum_pegasus --docs 3
 """
@@ -22,8 +23,21 @@ import time
 import numpy as np
 import torch
 from scipy.stats import spearmanr
-from sourcesum.data import companion_pairs, load_split
+from sourcesum.data import Pair, dataset_of, load_split, split_spec
 from sourcesum.rankers import create_ranker
+
+
+def companion_pairs(split_name: str, pairs: list[Pair]) -> list[Pair]:
+    """Pairs of the other board splits of the same corpus as ``split_name`` that share a document
+    with ``pairs`` (SourceSum: the two XSum splits share their 119 documents, the two CNN/DM
+    splits their 191), which the runner scores in the same document groups."""
+    keys = {p.document_key for p in pairs}
+    corpus = split_spec(split_name).corpus
+    out: list[Pair] = []
+    for name in dataset_of(split_name).board_splits():
+        if name != split_name and split_spec(name).corpus == corpus:
+            out.extend(p for p in load_split(name) if p.document_key in keys)
+    return out
 
 
 def reference_scores(ranker, pair) -> list[float]:
@@ -52,8 +66,9 @@ def reference_scores(ranker, pair) -> list[float]:
 
 
 def main() -> None:
+    description, _, details = __doc__.partition("\n\n")
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--split", default="xsum_pegasus")
     parser.add_argument(
@@ -68,7 +83,7 @@ def main() -> None:
     split = load_split(args.split)
     keys = list(dict.fromkeys(p.document_key for p in split))[: args.docs]
     pairs = [p for p in split if p.document_key in keys]
-    pairs += companion_pairs(pairs)
+    pairs += companion_pairs(args.split, pairs)
     model = {"model": args.model} if args.model else {}
     ranker = create_ranker("attribution", device="cpu", batch_size=args.batch_size, **model)
     ranker.lm()  # load outside the timings

@@ -1,9 +1,14 @@
-"""Time `sourcesum leaderboard` end to end: cold (empty statistics memo) and warm (memo filled,
-nothing changed), in fresh processes, and report which heavy libraries each run imported.
+"""Time `sourcesum leaderboard` end to end, in fresh processes: cold (empty statistics memo) and
+warm (memo filled, nothing changed), for the Markdown board (which draws the plot) and the JSON
+one (no plot). Prints JSON: the CPU count, the 1-minute load average and, per format, the median
+cold and warm seconds over ``--repeats`` runs and the heavy libraries (torch, transformers,
+sentence_transformers, matplotlib) that the last warm run imported.
 
     python scripts/bench_leaderboard.py [--repeats 3]
 
-Targets (issue: architecture): warm under 3 s, cold under 15 s on 2 CPU cores. Prints JSON.
+Targets (issue: architecture): warm under 3 s, cold under 15 s on 2 CPU cores. The board is
+written to a temporary folder; the statistics memo of each repeat lives in its own temporary
+``SOURCESUM_CACHE_DIR``.
 """
 
 from __future__ import annotations
@@ -35,9 +40,14 @@ def run(args: list[str], env: dict[str, str]) -> tuple[float, list[str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    description, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="cold + warm runs per format (median)")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "leaderboard.md")

@@ -1,5 +1,8 @@
 """llm_judge on a sample of pairs: throughput, NDCG / MAP, and ties beside the paper's
-text-davinci-003 row on the same pairs.
+text-davinci-003 row on the same pairs. Prints one JSON line for the published text-davinci-003
+scores on the sample (NDCG, MAP, share of pairs with ties, share of sentences tied), then one per
+configuration with its pairs, sentences, seconds, pairs/s, the same quality figures and the
+ranker's report (fallbacks, tokens).
 
     python scripts/bench_llm_judge.py --split xsum_pegasus --pairs 12 '{"chat": true}' '{"chat": false}'
 
@@ -11,12 +14,11 @@ text-davinci-003 scores come from :func:`sourcesum.published.load_published`.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import time
 
 from sourcesum.data import Split, load_split
-from sourcesum.evaluation import evaluate
+from sourcesum.evaluation import evaluate_split
 from sourcesum.published import load_published
 from sourcesum.rankers import create_ranker
 from sourcesum.ties import tie_shares
@@ -24,7 +26,7 @@ from sourcesum.ties import tie_shares
 
 def quality(sample: Split, scores: dict[str, list[float]], system: str) -> dict[str, float]:
     """NDCG / MAP (the harness's evaluation) and tie shares on the sample."""
-    summary = evaluate(sample, scores, system).summary()
+    summary = evaluate_split(sample, scores, system).summary()
     tied_pairs, tied_sentences = tie_shares(sample, scores)
     return {
         "ndcg": round(summary["ndcg"], 4),
@@ -35,14 +37,19 @@ def quality(sample: Split, scores: dict[str, list[float]], system: str) -> dict[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("configs", nargs="*", default=["{}"])
+    description, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "configs", nargs="*", default=["{}"], help="JSON parameters of llm_judge, one per run"
+    )
     parser.add_argument("--split", default="xsum_pegasus")
     parser.add_argument("--pairs", type=int, default=12)
     args = parser.parse_args()
     split = load_split(args.split)
     pairs = split.pairs[:: max(1, len(split.pairs) // args.pairs)][: args.pairs]
-    sample = dataclasses.replace(split, pairs=tuple(pairs))
+    sample = split.subset([p.id for p in pairs])  # the sample's pairs with their judgments
     published = load_published(args.split, "text-davinci-003").entry.scores
     row = quality(sample, {p.id: published[p.id] for p in pairs}, "text-davinci-003")
     print(json.dumps({"published": "text-davinci-003 (prompt v2, greedy 0-100)", **row}))

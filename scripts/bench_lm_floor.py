@@ -1,10 +1,13 @@
 """The least time the LM rankers can take on this machine: their matmul work at the machine's
-measured matmul throughput.
+measured matmul throughput. Prints JSON: the model, the torch threads, the GFLOP per token of the
+model body and of its output layer, the measured GFLOP/s per dtype, and per ranker
+(``perplexity_gain``, ``pmi``, ``attention``) the tokens through the body and through the output
+layer and the floor in minutes per dtype, plus the total floor per dtype.
 
 For the default model (or ``--model``) it counts the tokens each ranker must run through the
-model over the four main splits (the engine's own inputs: the runner's cross-split document
-groups, leave-one-out suffixes for ``perplexity_gain``, every sentence once per summary plus once
-unconditioned for ``pmi``, the document once per document and each summary once for
+model over SourceSum's four board splits (the engine's own inputs: the runner's cross-split
+document groups, leave-one-out suffixes for ``perplexity_gain``, every sentence once per summary
+plus once unconditioned for ``pmi``, the document once per document and each summary once for
 ``attention``), multiplies by the FLOPs per token of the model's Linear layers (``2 x in x out``
 per layer, plus the output layer where logits are needed), and divides by the throughput of
 ``torch.nn.functional.linear`` measured here on the model's own layer shapes, per dtype. Norms,
@@ -21,7 +24,7 @@ import time
 from collections import defaultdict
 
 import torch
-from sourcesum.data import load_split, main_splits
+from sourcesum.data import dataset, load_split
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
 from sourcesum.rankers.lm.models import DEFAULT_LM, load_lm
 
@@ -91,7 +94,10 @@ def throughput(shapes: list[tuple[int, int]], dtype: torch.dtype, rows: int = 51
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    description, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model", default=DEFAULT_LM)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--dtypes", default="float32,bfloat16")
@@ -102,7 +108,8 @@ def main() -> None:
     body, head = linear_shapes(lm.model)
     body_flops = sum(2 * i * o for i, o in body)
     head_flops = 2 * head[0] * head[1]
-    counts = token_counts(lm.tokenizer, documents([load_split(s) for s in main_splits()]))
+    splits = [load_split(s) for s in dataset("sourcesum").board_splits()]
+    counts = token_counts(lm.tokenizer, documents(splits))
     rates = {}
     for name in args.dtypes.split(","):
         dtype = getattr(torch, name)

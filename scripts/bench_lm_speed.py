@@ -1,9 +1,13 @@
-"""End-to-end speed of the LM rankers, and agreement of their scores with the committed float32 ones.
+"""End-to-end speed of the LM rankers, and agreement of their scores with the committed float32 ones:
+prints each ranker's wall time, pairs/s and model load time, then per ranker the mean and minimum
+per-pair Spearman against the committed float32 scores and the largest score difference, and (on
+complete runs in a reduced dtype) every leaderboard cell and mark of the LM rows that changes when
+the new entries replace the committed ones.
 
 Runs ``perplexity_gain``, ``pmi`` and ``attention`` (default model, ``--dtype``, CPU unless
-``--device``) over the four main splits through the runner, into an empty temporary store (or
-``--scores-dir``), one ranker after the other, and prints each ranker's wall time and pairs/s
-(the model load is timed apart: it is cached after the first use). ``--docs N`` scores only the
+``--device``) over SourceSum's four board splits through the runner, into an empty temporary
+store (or ``--scores-dir``), one ranker after the other, and prints each ranker's wall time and
+pairs/s (the model load is timed apart: it is cached after the first use). ``--docs N`` scores only the
 first N documents of each corpus (all their pairs, in every split holding them): a sample.
 
 Then it compares the new scores with the float32 reference, the committed store (the declared
@@ -26,6 +30,7 @@ Run it on a quiet machine: the figures are wall times; ``uptime``'s load is prin
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
 import time
@@ -34,12 +39,14 @@ from pathlib import Path
 import numpy as np
 import torch
 from scipy.stats import spearmanr
-from sourcesum.data import load_split, main_splits
-from sourcesum.leaderboard import ALPHA, DeclaredRow, Leaderboard, collect_declared, read_declaration
-from sourcesum.paths import PROJECT_ROOT
+from sourcesum import paths
+from sourcesum.board import Declaration, DeclaredRow, Leaderboard, collect_declared, read_declaration
+from sourcesum.board.view import cell_mark
+from sourcesum.configs import Configuration
+from sourcesum.data import Split, dataset, load_split, split_spec
 from sourcesum.rankers import create_ranker
-from sourcesum.render import cell_mark
 from sourcesum.runner import Selection, run_splits
+from sourcesum.stats import ALPHA
 from sourcesum.store import ScoreStore, StoreStack
 
 LM_RANKERS = ("perplexity_gain", "pmi", "attention")
@@ -54,10 +61,12 @@ def sample_ids(splits, docs: int | None) -> frozenset[str] | None:
     """Pair ids of the first ``docs`` documents of each corpus, in every split holding them."""
     if docs is None:
         return None
+    first: dict[str, Split] = {}  # corpus -> its first split
+    for split in splits:
+        first.setdefault(split_spec(split.name).corpus, split)
     keys: set[str] = set()
-    for corpus in {s.name.split("_")[0] for s in splits}:
-        first = next(s for s in splits if s.name.startswith(corpus))
-        keys.update(list(dict.fromkeys(p.document_key for p in first))[:docs])
+    for split in first.values():
+        keys.update(list(dict.fromkeys(p.document_key for p in split))[:docs])
     return frozenset(p.id for s in splits for p in s if p.document_key in keys)
 
 
@@ -106,22 +115,20 @@ def spearman_agreement(runs, committed: ScoreStore) -> None:
 
 
 def float32_key(name: str, split) -> str:
-    from sourcesum.store import entry_key
-
-    ranker = create_ranker(name, dtype="float32")
-    return entry_key(name, ranker.key_version(), ranker.get_params(), split.sha256)
+    """The entry key of ``name`` with ``dtype=float32`` (other parameters at their defaults) on ``split``."""
+    return Configuration.of(name, {"dtype": "float32"}).entry_key(split.name, split.sha256)
 
 
-def substituted(declared: list[DeclaredRow], names, dtype: str) -> tuple[list[DeclaredRow], list[int]]:
+def substituted(declared: Declaration, names, dtype: str) -> tuple[Declaration, list[int]]:
     """The declaration with each LM row's dtype set to ``dtype``, and the indices of those rows."""
     out, changed = [], []
-    for i, row in enumerate(declared):
+    for i, row in enumerate(declared.rows):
         if row.ranker in names and not row.published:
             out.append(DeclaredRow(row.ranker, {**row.params, "dtype": dtype}, row.reference))
             changed.append(i)
         else:
             out.append(row)
-    return out, changed
+    return dataclasses.replace(declared, rows=tuple(out)), changed
 
 
 def marks(board: Leaderboard) -> dict[tuple[int, str | None, str], str]:
@@ -142,7 +149,7 @@ def marks(board: Leaderboard) -> dict[tuple[int, str | None, str], str]:
 
 
 def board_agreement(names, dtype: str, new: ScoreStore, committed: ScoreStore) -> None:
-    declared = read_declaration(PROJECT_ROOT / "leaderboard.toml")
+    declared = read_declaration(paths.DECLARATION_PATH)
     replaced, _ = substituted(declared, names, dtype)
     print("\nleaderboard from the committed store vs with the new entries substituted (harness code):")
     before = collect_declared(declared, committed)
@@ -173,8 +180,9 @@ def board_agreement(names, dtype: str, new: ScoreStore, committed: ScoreStore) -
 
 
 def main() -> None:
+    description, _, details = __doc__.partition("\n\n")
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rankers", default=",".join(LM_RANKERS))
     parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
@@ -187,7 +195,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     names = args.rankers.split(",")
-    splits = [load_split(s) for s in main_splits()]
+    splits = [load_split(s) for s in dataset("sourcesum").board_splits()]
     ids = sample_ids(splits, args.docs)
     selection = Selection(pair_ids=ids)
     scope = f"first {args.docs} documents per corpus" if ids is not None else "all pairs"
@@ -204,7 +212,7 @@ def main() -> None:
         f"{'total':16s} {(time.perf_counter() - start) / 60:.2f} min; load after {load_average()}", flush=True
     )
     if not args.no_compare:
-        committed = ScoreStore(PROJECT_ROOT / "data" / "scores", writable=False)
+        committed = ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)
         spearman_agreement(runs, committed)
         dtype = create_ranker(names[0], dtype=args.dtype, device=args.device).dtype
         complete = [n for n in names if all(r.entry.complete for r in runs[n])]

@@ -1,10 +1,12 @@
-"""Cost of running an LM ranker on ONE split: how many pairs it computes and how long it takes.
+"""Cost of running an LM ranker on ONE split, how many pairs it computes and how long it takes:
+prints the ranker's label, the pairs asked for, the pairs it actually scored (of the split, and
+of other splits), the wall time and the process's CPU time.
 
 Runs ``--ranker`` (default ``perplexity_gain``, SmolLM2-135M-Instruct) on the first ``--pairs``
 pairs of ``--split`` (default ``xsum_pegasus``) into an empty temporary store, through the
-public runner API, and prints the pairs asked for, the pairs the ranker actually scored
-(counted at ``score_document``), the wall time and the process's CPU time. A ranker that also
-scores the other split's pairs on the same documents shows more pairs computed than asked for.
+public runner API (``run_ranker``); the pairs scored are counted at ``score_document``. A
+ranker that also scores the other split's pairs on the same documents shows more pairs computed
+than asked for.
 
     python scripts/bench_split_cost.py [--ranker perplexity_gain] [--split xsum_pegasus] [--pairs 3]
 """
@@ -12,7 +14,6 @@ scores the other split's pairs on the same documents shows more pairs computed t
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -24,13 +25,18 @@ from sourcesum.store import ScoreStore
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    description, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--ranker", default="perplexity_gain")
     parser.add_argument("--split", default="xsum_pegasus")
     parser.add_argument("--pairs", type=int, default=3)
     args = parser.parse_args()
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
     full = load_split(args.split)
-    split = dataclasses.replace(full, pairs=full.pairs[: args.pairs])
+    split = full.subset([p.id for p in full.pairs[: args.pairs]])
     ranker = create_ranker(args.ranker, device="cpu")
     ranker.lm()  # load the model before timing
     computed: list[str] = []

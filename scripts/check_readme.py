@@ -1,5 +1,7 @@
 """Run README.md's Quick start and "Add a ranker" verbatim, as a new user would, and check that
-they leave the tracked files as they were.
+they leave the tracked files as they were: prints each command (after ``$``) with its output and
+wall time, then one line saying how many commands and Python blocks ran in how many seconds with
+the tracked tree unchanged, or an error naming the failed check (exit status 1).
 
     python scripts/check_readme.py [--readme README.md] [--section "Quick start" ...] [--keep]
 
@@ -156,7 +158,10 @@ def user_environment(home: Path) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    description, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--readme", default=str(ROOT / "README.md"))
     parser.add_argument(
         "--section",

@@ -1,6 +1,9 @@
 """A declared ranker row against the best published system of each of the 8 cells (4 splits x
 nDCG / MAP): the paired tests of `sourcesum compare` (document-level randomization test and
-paired bootstrap, 10,000 resamples, seed 0), then Holm over the 8 cells.
+paired bootstrap, 10,000 resamples, seed 0), then Holm over the 8 cells. Prints the row's label,
+then per cell the split, the measure, the row's mean [95% CI], the best published system, its
+mean [95% CI], the difference [95% CI], the raw randomization p-value and the Holm-adjusted one
+(as a Markdown table with ``--markdown``).
 
 For every cell the best published system is the published row with the highest mean there.
 Each cell's raw p-value is exactly what `sourcesum compare ROW PUBLISHED --split S --measures M`
@@ -15,15 +18,18 @@ from __future__ import annotations
 import argparse
 
 from sourcesum import paths, stats
-from sourcesum.compare import compare_rows
-from sourcesum.data import main_splits
-from sourcesum.leaderboard import LEADERBOARD_MEASURES, collect_declared, read_declaration
-from sourcesum.rankers import create_ranker
+from sourcesum.board import LEADERBOARD_MEASURES, collect_declared, read_declaration
+from sourcesum.board.compare import compare_rows
+from sourcesum.configs import Configuration
+from sourcesum.data import dataset
 from sourcesum.store import ScoreStore
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    description, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("label", nargs="?", help="row label (default: the declared cross-corpus learned row)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
@@ -33,11 +39,11 @@ def main() -> None:
         row = board.row(args.label)
     else:
         frozen = next(  # the frozen configuration is declared first
-            d for d in declared if d.ranker == "learned" and d.params.get("protocol") == "cross-corpus"
+            d for d in declared.rows if d.ranker == "learned" and d.params.get("protocol") == "cross-corpus"
         )
-        row = board.row(create_ranker(frozen.ranker, **frozen.params).label)
+        row = board.row(Configuration.of(frozen.ranker, frozen.params).label)
     cells = []
-    for split in main_splits():
+    for split in dataset(declared.dataset).board_splits():
         for measure in LEADERBOARD_MEASURES:
             published = [r for r in board.published_rows if split in r.evaluations]
             best = max(published, key=lambda r: r.mean(split, measure))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Quality gates (CI runs this): ruff lint + format check, and mypy --strict on the core and
-# metrics. mypy cannot follow the package-dir mapping of an editable install, so it checks a
-# tree of symlinks laid out as the installed package (build/typecheck/sourcesum/...).
+# Quality gates (CI runs this): ruff lint + format check, and mypy --strict over the whole
+# package (benchmark/ and rankers/). mypy cannot follow the package-dir mapping of an editable
+# install, so it checks a tree of symlinks laid out as the installed package
+# (build/typecheck/sourcesum/...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .venv/bin/activate
@@ -10,7 +11,6 @@ ruff check benchmark rankers tests scripts examples 2>/dev/null || ruff check be
 ruff format --check benchmark rankers tests scripts
 tree=build/typecheck
 rm -rf "$tree" && mkdir -p "$tree/sourcesum"
-for f in benchmark/*.py; do ln -s "$PWD/$f" "$tree/sourcesum/$(basename "$f")"; done
+for f in benchmark/*; do ln -s "$PWD/$f" "$tree/sourcesum/$(basename "$f")"; done
 ln -s "$PWD/rankers" "$tree/sourcesum/rankers"
-[ -d benchmark/templates ] && ln -s "$PWD/benchmark/templates" "$tree/sourcesum/templates"
 mypy

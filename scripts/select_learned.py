@@ -1,5 +1,9 @@
 """Selection log of the `learned` row of the leaderboard: every configuration tried, and only
-inside the training corpus.
+inside the training corpus. Writes (``-o``) and prints a Markdown log: for the frozen
+configuration's two cross-corpus models, the training splits and pairs, every (C, l1_ratio) of
+the inner CV with its pooled nDCG, AP and objective, the one chosen, and the fitted weights; then,
+for the record, the kfold nDCG / MAP of each alternative on the training corpora's four splits
+with its seconds (each row is also printed on stderr as it lands).
 
 Protocol (fixed before any learned score on an evaluation split was computed; commit
 "Freeze the learned configuration" holds it together with leaderboard.toml):
@@ -12,7 +16,7 @@ Protocol (fixed before any learned score on an evaluation split was computed; co
   model, the per-pair z-scores of the issue's own check, position and length.
 - **Chosen from data, inside the training corpus only**: ``C`` and ``l1_ratio`` (L1 or L2), by
   grouped 5-fold cross-validation (folds by document, seed 0) over the training pairs, as the
-  ranker does in ``fit``: part 1 below prints every (C, l1_ratio) tried for both models (CNN/DM
+  ranker does in ``train``: part 1 below prints every (C, l1_ratio) tried for both models (CNN/DM
   -> scores XSum, XSum -> scores CNN/DM) and the one chosen.
 - **For the record** (they do not change the frozen choice): part 2 runs the ``kfold``
   protocol, i.e. 5-fold CV by document inside each split of each *training* corpus, for a few
@@ -27,22 +31,29 @@ Before the freeze, during development, these ran on evaluation splits: ``fusion`
 lexrank+random (not candidates; smoke tests).
 
 Usage: ``python scripts/select_learned.py [-o docs/learned-selection.md]`` (about 10 minutes on 2
-CPU cores; LambdaMART dominates).
+CPU cores; LambdaMART dominates). Everything runs through the runner (``sourcesum.runner``: it
+reads the bases' entries, applies each configuration's training protocol and scores), over a copy
+of the committed base-ranker entries (the committed learned and fusion entries left out, so every
+configuration is fitted here and its seconds are its fitting and scoring).
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from sourcesum import paths
+from sourcesum.configs import Configuration
 from sourcesum.data import load_split
-from sourcesum.evaluation import evaluate
+from sourcesum.evaluation import evaluate_split
 from sourcesum.measures import AP, NDCG
 from sourcesum.rankers import create_ranker
+from sourcesum.runner import explain, run_splits
 from sourcesum.store import ScoreStore, StoreStack
 
 FROZEN_BASES = "attention,bertscore,bm25,embedding,lead,perplexity_gain,pmi,rouge1,rouge2,rougeL,tfidf"
@@ -70,20 +81,30 @@ ALTERNATIVES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 CORPORA = {"CNN/DM": ["cnn_pegasus", "cnn_reference"], "XSum": ["xsum_pegasus", "xsum_reference"]}
+COMPOSITES = ("learned", "fusion")
+"""Committed folders left out of the base store: rankers built from other rankers' scores."""
 
 
-def store_stack(tmp: Path) -> StoreStack:
-    return StoreStack([ScoreStore(tmp), ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)])
+def copy_bases(target: Path) -> Path:
+    """A copy of the committed store without the composites' entries (``target``, created)."""
+    for folder in paths.COMMITTED_SCORES_DIR.iterdir():
+        if folder.is_dir() and folder.name not in COMPOSITES:
+            shutil.copytree(folder, target / folder.name)
+    return target
+
+
+def store_stack(tmp: Path, bases: Path) -> StoreStack:
+    """``tmp`` (written: any entry this run computes) over the read-only base entries ``bases``."""
+    return StoreStack([ScoreStore(tmp), ScoreStore(bases, writable=False)])
 
 
 def inner_selection(store: StoreStack) -> list[str]:
     """Part 1: the frozen procedure's hyper-parameter search, per training corpus."""
     lines = ["## 1. Hyper-parameters of the frozen configuration (inner CV inside the training corpus)", ""]
     ranker = create_ranker("learned", **FROZEN)
-    ranker.store = store
     for evaluated in ("XSum", "CNN/DM"):
         split = load_split(CORPORA[evaluated][0])
-        [model] = ranker.explain(split.pairs)
+        [model] = explain(ranker, split, store)  # cross-corpus: one model per evaluated corpus
         lines += [
             f"Model that scores {evaluated}: fitted on {' + '.join(model['trained_on'])} "
             f"({model['pairs']} pairs); chosen C = {model['C']:g}, l1_ratio = {model['l1_ratio']:g}.",
@@ -121,14 +142,12 @@ def alternatives(store: StoreStack) -> list[str]:
     ]
     for title, name, params in ALTERNATIVES:
         ranker = create_ranker(name, **params)
-        ranker.store = store
         start = time.perf_counter()
         cells = []
         for split_name in splits:
             split = load_split(split_name)
-            ranker.fit(split.pairs)
-            scores = {pair.id: list(ranker.score(pair)) for pair in split}
-            result = evaluate(split, scores, ranker.label, (NDCG, AP))
+            [run] = run_splits(ranker, [split], store, progress=False)
+            result = evaluate_split(split, run.scores(), ranker.label, (NDCG, AP))
             cells.append(f"{result.mean(NDCG):.4f} / {result.mean(AP):.4f}")
         elapsed = time.perf_counter() - start
         lines.append(f"| {title}: `{ranker.label}` | " + " | ".join(cells) + f" | {elapsed:.0f} |")
@@ -143,26 +162,42 @@ def alternatives(store: StoreStack) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("-o", "--output", default="docs/learned-selection.md")
-    parser.add_argument("--tmp", default="/tmp/sourcesum-selection-store")
+    description, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("-o", "--output", default="docs/learned-selection.md", help="where the log goes")
+    parser.add_argument(
+        "--tmp",
+        help="writable top layer of the store, for the entries this run computes (default: a new "
+        "temporary folder, so every configuration is fitted afresh)",
+    )
     args = parser.parse_args()
-    store = store_stack(Path(args.tmp))
+    work = Path(tempfile.mkdtemp(prefix="sourcesum-selection-"))
+    try:
+        store = store_stack(Path(args.tmp) if args.tmp else work / "scores", copy_bases(work / "bases"))
+        text = selection_log(store)
+    finally:
+        shutil.rmtree(work)
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(text)
+    print(text)
+
+
+def selection_log(store: StoreStack) -> str:
+    """The whole log (Markdown)."""
     lines = [
         "# Selection log of the `learned` leaderboard row",
         "",
         "Written by `python scripts/select_learned.py`; the protocol is in that script's docstring.",
         "",
-        f"Frozen configuration: `{create_ranker('learned', **FROZEN).label}` with normalization=zscore, "
+        f"Frozen configuration: `{Configuration.of('learned', FROZEN).label}` with normalization=zscore, "
         "features=position,length, C and l1_ratio by inner CV.",
         "",
     ]
     lines += inner_selection(store)
     lines += alternatives(store)
-    text = "\n".join(lines) + "\n"
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(text)
-    print(text)
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
-"""Build the site from the score store `sourcesum leaderboard` uses, measure it, and screenshot it.
+"""Build the site from the score store `sourcesum leaderboard` uses, measure it, and screenshot it:
+prints the build time, then for each page (the leaderboard and every split's explorer) its size
+(the leaderboard's with its plot), its first-render time in headless Chromium (median and max
+over ``--loads`` fresh loads) and whether it scrolls horizontally at 390 px, then where the two
+screenshots went.
 
     python scripts/site_screenshot.py [--site DIR] [--docs docs] [--loads 5]
 
 Writes ``docs/site.png`` (the leaderboard) and ``docs/site-explorer.png`` (a pair in the
-CNN/DM-PEGASUS explorer) and prints each page's size and its first-render time in headless
-Chromium (median and max over ``--loads`` fresh loads; see ``sourcesum.browser``), the
+CNN/DM-PEGASUS explorer); the sizes and first-render times (see ``sourcesum.browser``) are the
 numbers the README quotes. Needs chromium and chromium-driver (``.ci/run`` installs them).
 """
 
@@ -19,8 +22,8 @@ from pathlib import Path
 
 from sourcesum.browser import first_render_ms, headless_chromium, horizontal_overflow, set_viewport
 from sourcesum.cli import main as cli
+from sourcesum.outputs.site import INDEX_FILE, PLOT_FILE, explorer_file
 from sourcesum.paths import PROJECT_ROOT
-from sourcesum.site import INDEX_FILE, PLOT_FILE, explorer_file
 
 
 def measure(driver, page: Path, loads: int) -> list[float]:
@@ -33,7 +36,10 @@ def measure(driver, page: Path, loads: int) -> list[float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    description, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--site", help="folder for the site (default: a temporary folder)")
     parser.add_argument("--docs", default=str(PROJECT_ROOT / "docs"), help="where the screenshots go")
     parser.add_argument("--loads", type=int, default=5)

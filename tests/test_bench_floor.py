@@ -1,6 +1,7 @@
 """scripts/bench_lm_floor.py counts exactly the tokens the LM rankers run through the model body,
 so its lower bound on their time rests on their real work (counted here with a forward hook on a
-tiny Llama)."""
+tiny Llama), for hand-made pairs and for the runner's cross-split document groups of the
+synthetic splits."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from types import SimpleNamespace
 
 import pytest
 from helpers import make_pair, tiny_llama, tiny_tokenizer
+from sourcesum.data import load_split
 from sourcesum.paths import PROJECT_ROOT
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm.models import register_loaded
+from sourcesum.runner import run_splits
+from sourcesum.store import ScoreStore
 
 SENTENCES = [
     "The council voted to build a bridge over the river.",
@@ -60,4 +64,21 @@ def test_the_floor_counts_the_tokens_the_ranker_runs(counted, ranker):
     expected = floor.token_counts(tokenizer, floor.documents([SimpleNamespace(pairs=pairs)]))[ranker]
     tally["body"] = 0
     create_ranker(ranker, model="tiny-floor", device="cpu").score_batch(pairs)
+    assert tally["body"] == expected["body"]
+
+
+@pytest.mark.parametrize("ranker", ["perplexity_gain", "pmi", "attention"])
+def test_the_floor_counts_what_the_runner_runs_across_splits(counted, ranker, tmp_path):
+    """On splits that share documents (and a split repeating another's pairs), the floor's
+    documents are the runner's cross-split document groups: the same tokens go through the body."""
+    tokenizer, tally = counted
+    splits = [load_split(n) for n in ("synth_alpha_sys", "synth_alpha_ref", "synth_alpha_sys_all")]
+    floor = _floor_module()
+    docs = floor.documents(splits)
+    assert len(docs) == 5 and sorted(len(summaries) for _, summaries in docs) == [1, 1, 2, 2, 2]
+    expected = floor.token_counts(tokenizer, docs)[ranker]
+    tally["body"] = 0
+    run_splits(
+        create_ranker(ranker, model="tiny-floor", device="cpu"), splits, ScoreStore(tmp_path), progress=False
+    )
     assert tally["body"] == expected["body"]

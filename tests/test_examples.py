@@ -1,5 +1,6 @@
-"""The example plugin (examples/overlap_ranker) installed as a package, driven through the CLI as
-README's "Add a ranker" does: run it, compare it with BM25, put it on a personal board.
+"""The example plugin (examples/overlap_ranker) installed as a package: through the runner on a
+synthetic split, and driven through the CLI on the real data as README's "Add a ranker" does (run
+it, compare it with BM25, put it on a personal board).
 
 `scripts/test.sh` installs the plugin (`pip install -e examples/overlap_ranker`); each command runs
 in a fresh `sourcesum` process, so the ranker is found through its entry point only."""
@@ -13,11 +14,13 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from sourcesum.configs import Configuration
 from sourcesum.data import load_split
-from sourcesum.evaluation import evaluate
+from sourcesum.evaluation import evaluate_split
 from sourcesum.paths import COMMITTED_SCORES_DIR
 from sourcesum.rankers import create_ranker
-from sourcesum.store import ScoreEntry, ScoreStore, entry_key
+from sourcesum.runner import run_splits
+from sourcesum.store import ScoreEntry, ScoreStore
 
 
 def sourcesum(*args: str) -> str:
@@ -29,7 +32,7 @@ def sourcesum(*args: str) -> str:
 
 
 def stored(root: Path, ranker, split) -> ScoreEntry:
-    key = entry_key(ranker.name, ranker.version, ranker.get_params(), split.sha256)
+    key = Configuration.of_ranker(ranker).entry_key(split.name, split.sha256)
     entry = ScoreStore(root, writable=False).load(ranker.name, split.name, key)
     assert entry is not None and entry.complete, f"no complete {ranker.label} entry in {root}"
     return entry
@@ -43,7 +46,27 @@ def installed() -> None:
     )
 
 
-@pytest.mark.slow  # ~40 s: three CLI processes, the last computing a whole board's statistics
+def test_plugin_runs_through_the_runner_on_synthetic_data(installed, tmp_path: Path):
+    """Found through its entry point, the plugin is labelled and keyed from its class and
+    parameters alone, scores the pairs' inputs through the runner, and its entry holds its scores."""
+    split = load_split("synth_alpha_sys")
+    config = Configuration.of("overlap", {"lead_weight": "0.3"})
+    assert (config.label, config.params) == (
+        "overlap(lead_weight=0.3)",
+        {"measure": "recall", "lead_weight": 0.3},
+    )
+    ranker = config.create()
+    [run] = run_splits(ranker, [split], ScoreStore(tmp_path), progress=False)
+    entry = stored(tmp_path, ranker, split)
+    assert (entry.label, entry.n_pairs, entry.data_sha256) == (config.label, len(split), split.sha256)
+    expected = {p.id: ranker.score(p) for p in split.pairs}
+    assert run.scores() == entry.scores and set(entry.scores) == set(expected)
+    assert all(entry.scores[i] == pytest.approx(expected[i]) for i in expected)
+    assert evaluate_split(split, entry.scores, config.label).summary()["examples"] == len(split)
+
+
+@pytest.mark.real_data  # the real xsum_pegasus split and the committed bm25 entries
+@pytest.mark.slow  # 6-16 s: three CLI processes, the last computing a whole board's statistics (cold memo)
 def test_plugin_runs_compares_and_joins_a_personal_board(installed, tmp_path: Path):
     store = tmp_path / "scores"
     split = load_split("xsum_pegasus")
@@ -71,7 +94,7 @@ def test_plugin_runs_compares_and_joins_a_personal_board(installed, tmp_path: Pa
     entry = stored(store, ranker, split)
     expected = {p.id: ranker.score(p) for p in split.pairs}
     assert all(entry.scores[i] == pytest.approx(expected[i]) for i in expected)
-    assert run[0]["ndcg"] == pytest.approx(evaluate(split, expected, "x").summary()["ndcg"])
+    assert run[0]["ndcg"] == pytest.approx(evaluate_split(split, expected, "x").summary()["ndcg"])
 
     compared = json.loads(
         sourcesum(
@@ -91,7 +114,7 @@ def test_plugin_runs_compares_and_joins_a_personal_board(installed, tmp_path: Pa
     ndcg = rows[("overlap(lead_weight=0.3)", "bm25", "nDCG")]
     assert ndcg["mean_a"] == pytest.approx(run[0]["ndcg"])
     bm25 = stored(COMMITTED_SCORES_DIR, create_ranker("bm25"), split)
-    assert ndcg["mean_b"] == pytest.approx(evaluate(split, bm25.scores, "bm25").summary()["ndcg"])
+    assert ndcg["mean_b"] == pytest.approx(evaluate_split(split, bm25.scores, "bm25").summary()["ndcg"])
     assert 0 < ndcg["p_randomization"] <= 1
 
     board = tmp_path / "board.md"

@@ -1,102 +1,326 @@
 """Learning to rank: no leakage under either protocol (permuted votes leave the scores of the
-pairs that must not see them bit-identical, and do change the others), folds grouped by
-document, features by their formulas, the inner CV, LambdaMART, explain, and the key."""
+pairs that must not see them bit-identical, and do change the others), labels reaching the
+ranker through ``train()`` only, the protocols, folds grouped by document, features by their
+formulas, the inner CV, LambdaMART, explain (API and CLI), the board's note and the key.
+
+Unit tests run on the synthetic dataset ``synthnews`` (two corpora, alpha and beta, each with two
+board splits on the same three documents; cross-corpus trains on the other corpus), with cheap
+bases (bm25, rouge1) computed into temporary stores. The votes are permuted where the harness
+reads them: in the judgments of the splits that ``load_split`` returns (its memo). One real-data
+version of each leakage test runs on SourceSum's splits over the committed base entries."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
-from sourcesum import data, paths
+from helpers import make_pair
+from sourcesum import paths
+from sourcesum.board import build_view, collect_declared, is_current, read_declaration
 from sourcesum.cli import main
-from sourcesum.data import Split, load_split
-from sourcesum.errors import ParameterError
-from sourcesum.rankers import create_ranker
-from sourcesum.rankers.learned import C_GRID, L1_GRID, document_folds, length_features, position_features
+from sourcesum.configs import Configuration
+from sourcesum.data import Judgment, Pair, Split, dataset, load_split
+from sourcesum.data.datasets import _LOADED
+from sourcesum.errors import LabelAccessError, ParameterError, RankerError, SourceSumError, UnknownNameError
+from sourcesum.folds import document_folds
+from sourcesum.outputs.markdown import render_markdown
+from sourcesum.protocols import PROTOCOLS, protocol
+from sourcesum.rankers import RANKERS, create_ranker, learned
+from sourcesum.rankers.context import BaseScores, ProtocolSpec, TrainingData
+from sourcesum.rankers.learned import (
+    C_GRID,
+    L1_GRID,
+    TREES_GRID,
+    LearnedRanker,
+    length_features,
+    position_features,
+)
+from sourcesum.runner import base_scores, explain, run_splits, training_data
 from sourcesum.store import ScoreStore, StoreStack
 
-BASES = "bm25,rouge1"  # committed entries: no base is computed here
+BASES = "bm25,rouge1"  # cheap on the synthetic splits; committed entries on the real ones
+ALPHA = ("synth_alpha_sys", "synth_alpha_ref")
+BETA = ("synth_beta_sys", "synth_beta_ref")
+XSUM = ("xsum_pegasus", "xsum_reference")
+CNN = ("cnn_pegasus", "cnn_reference")
 
 
-@pytest.fixture
-def store(tmp_path):
-    """A temporary store over the committed one (the base rankers' committed entries)."""
-    return StoreStack(
-        [ScoreStore(tmp_path / "scores"), ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)]
-    )
-
-
-def scores_of(ranker, store, split: Split) -> dict[str, list[float]]:
-    ranker.store = store
-    ranker.fit(split.pairs)
-    return {pair.id: list(ranker.score(pair)) for pair in split}
-
-
+# -- permuted votes, where the harness reads them ------------------------------------------------
 def permuted(split: Split, seed: int, only: set[str] | None = None) -> Split:
-    """``split`` with each pair's votes shuffled across its sentences (pairs in ``only``, or all);
-    every shuffled pair's votes really change."""
+    """``split`` with each pair's labels (graded, soft and votes, together) shuffled across its
+    sentences (pairs in ``only``, or all); a shuffled pair's labels change wherever they can
+    (not all equal)."""
     rng = np.random.default_rng(seed)
-    pairs = []
-    for pair in split:
-        votes = pair.votes
+    judgments = []
+    for pair, judgment in zip(split.pairs, split.judgments, strict=True):
         if only is None or pair.id in only:
             for _ in range(100):
                 order = rng.permutation(pair.n_sentences)
-                if [votes[i] for i in order] != list(votes):
+                if not (
+                    np.array_equal(judgment.graded[order], judgment.graded)
+                    and np.array_equal(judgment.soft[order], judgment.soft)
+                ):
                     break
-            votes = tuple(votes[i] for i in order)
-        pairs.append(dataclasses.replace(pair, votes=votes))
-    return Split(split.name, split.path, split.sha256, tuple(pairs))
+            votes = None if judgment.votes is None else [judgment.votes[i] for i in order]
+            judgment = Judgment.of(judgment.graded[order], judgment.soft[order], votes)
+        judgments.append(judgment)
+    return dataclasses.replace(split, judgments=tuple(judgments))
 
 
-def patch_splits(monkeypatch, names: set[str], seed: int) -> None:
-    """Make ``data.load_split`` return vote-permuted copies of the splits in ``names``."""
-    real = load_split
-    monkeypatch.setattr(
-        data, "load_split", lambda name: permuted(real(name), seed) if name in names else real(name)
-    )
+def changed_pairs(before: Split, after: Split) -> set[str]:
+    return {
+        p.id
+        for p, a, b in zip(before.pairs, before.judgments, after.judgments, strict=True)
+        if not np.array_equal(a.graded, b.graded) or not np.array_equal(a.soft, b.soft)
+    }
 
 
-@pytest.mark.slow  # fits on whole splits
-def test_cross_corpus_scores_never_see_the_evaluated_corpus(store, monkeypatch):
-    xsum = load_split("xsum_pegasus")
-    before = scores_of(create_ranker("learned", rankers=BASES), store, xsum)
-    # every vote of the evaluated corpus permuted: the pairs scored and their companion split
-    patch_splits(monkeypatch, {"xsum_pegasus", "xsum_reference"}, seed=1)
-    after = scores_of(create_ranker("learned", rankers=BASES), store, permuted(xsum, seed=1))
+def permute_votes(
+    monkeypatch: pytest.MonkeyPatch, names: tuple[str, ...], seed: int, only: set[str] | None = None
+) -> set[str]:
+    """Until ``monkeypatch`` is undone, ``load_split(name)`` (from the runner, the protocols or
+    the CLI: they share the data layer's memo) returns the split with permuted votes. Returns
+    the ids of the pairs whose labels changed."""
+    changed: set[str] = set()
+    for name in names:
+        real = load_split(name)
+        monkeypatch.setitem(_LOADED, name, permuted(real, seed, only))
+        shuffled = load_split(name)
+        assert shuffled is not real and shuffled.pairs == real.pairs  # same inputs, other labels
+        changed |= changed_pairs(real, shuffled)
+    return changed
+
+
+def learned_scores(
+    store: ScoreStore | StoreStack, names: tuple[str, ...], **params: object
+) -> dict[str, list[float]]:
+    """Scores of a new ``learned`` ranker on the named splits, into ``store`` (a fresh top layer:
+    no learned entry is read) with no model fitted before in this process reused."""
+    learned._FITTED.clear()
+    assert not store.root.exists()
+    ranker = create_ranker("learned", **{"rankers": BASES, **params})
+    runs = run_splits(ranker, [load_split(n) for n in names], store, progress=False)
+    return {pair_id: scores for run in runs for pair_id, scores in run.entry.scores.items()}
+
+
+def committed_stack(top: Path) -> StoreStack:
+    """A fresh store over the committed one (the bases' committed entries are read)."""
+    return StoreStack([ScoreStore(top), ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)])
+
+
+# -- leakage ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("scored, training", [(ALPHA, BETA), (BETA, ALPHA)])
+def test_cross_corpus_scores_never_see_the_evaluated_corpus(tmp_path, monkeypatch, scored, training):
+    before = learned_scores(ScoreStore(tmp_path / "before"), scored)
+    assert set(before) == {p.id for name in scored for p in load_split(name)}
+    with monkeypatch.context() as m:  # every vote of the evaluated corpus permuted
+        changed = permute_votes(m, scored, seed=1)
+        assert changed == set(before)
+        after = learned_scores(ScoreStore(tmp_path / "after"), scored)
     assert after == before  # bit-identical floats
-    # control: permuting the training corpus's votes does change them
-    monkeypatch.undo()
-    patch_splits(monkeypatch, {"cnn_pegasus", "cnn_reference"}, seed=1)
-    control = scores_of(create_ranker("learned", rankers=BASES), store, xsum)
+    with monkeypatch.context() as m:  # control: the training corpus's votes do change them
+        changed = permute_votes(m, training, seed=1)
+        assert changed == {p.id for name in training for p in load_split(name)}
+        control = learned_scores(ScoreStore(tmp_path / "control"), scored)
+    assert all(control[i] != before[i] for i in before)
+
+
+@pytest.mark.parametrize("held_fold", [0, 1, 2])
+def test_kfold_scores_of_a_fold_never_see_its_votes(tmp_path, monkeypatch, held_fold):
+    name = "synth_alpha_sys"  # three documents: one per fold
+    args = {"protocol": "kfold", "folds": 3}
+    split = load_split(name)
+    before = learned_scores(ScoreStore(tmp_path / "before"), (name,), **args)
+    folds = document_folds([p.document_key for p in split], 3, 0)
+    held = {p.id for p, f in zip(split, folds, strict=True) if f == held_fold}
+    assert held and len(held) < len(split)
+    with monkeypatch.context() as m:
+        assert permute_votes(m, (name,), seed=7, only=held) == held
+        after = learned_scores(ScoreStore(tmp_path / "after"), (name,), **args)
+    assert {i: after[i] for i in held} == {i: before[i] for i in held}
+    assert all(after[i] != before[i] for i in before if i not in held)  # they trained on those votes
+
+
+@pytest.mark.real_data
+@pytest.mark.slow  # fits on whole splits
+def test_cross_corpus_scores_never_see_the_evaluated_corpus_on_sourcesum(tmp_path, monkeypatch):
+    config = Configuration.of("learned", {"rankers": BASES})
+    split = load_split("xsum_pegasus")
+    committed = ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)
+    assert committed.load("learned", split.name, config.entry_key(split.name, split.sha256)) is None
+    before = learned_scores(committed_stack(tmp_path / "before"), ("xsum_pegasus",))
+    assert len(before) == len(split)
+    # every vote of the evaluated corpus permuted: the pairs scored and their companion split
+    with monkeypatch.context() as m:
+        assert permute_votes(m, XSUM, seed=1)
+        after = learned_scores(committed_stack(tmp_path / "after"), ("xsum_pegasus",))
+    assert after == before  # bit-identical floats
+    with monkeypatch.context() as m:  # control: permuting the training corpus's votes
+        assert permute_votes(m, CNN, seed=1)
+        control = learned_scores(committed_stack(tmp_path / "control"), ("xsum_pegasus",))
     assert control != before
 
 
+@pytest.mark.real_data
 @pytest.mark.slow  # fits on whole splits
-def test_kfold_scores_of_a_fold_never_see_its_votes(store):
+def test_kfold_scores_of_a_fold_never_see_its_votes_on_sourcesum(tmp_path, monkeypatch):
     split = load_split("xsum_reference")
-    ranker_args = {"rankers": BASES, "protocol": "kfold"}
-    before = scores_of(create_ranker("learned", **ranker_args), store, split)
+    before = learned_scores(committed_stack(tmp_path / "before"), (split.name,), protocol="kfold")
     folds = document_folds([p.document_key for p in split], 5, 0)
     held = {p.id for p, f in zip(split, folds, strict=True) if f == 2}
-    after = scores_of(create_ranker("learned", **ranker_args), store, permuted(split, seed=7, only=held))
+    with monkeypatch.context() as m:
+        assert permute_votes(m, (split.name,), seed=7, only=held)
+        after = learned_scores(committed_stack(tmp_path / "after"), (split.name,), protocol="kfold")
     assert {i: after[i] for i in held} == {i: before[i] for i in held}
     others = [i for i in before if i not in held]
     assert any(after[i] != before[i] for i in others)  # the other folds did train on those votes
 
 
+def test_learned_sees_labels_only_through_train(tmp_path, monkeypatch):
+    scored, trained = [], []
+    real_score, real_train = LearnedRanker.score, LearnedRanker.train
+
+    def spy_score(self, pair):
+        scored.append(pair)
+        return real_score(self, pair)
+
+    def spy_train(self, data):
+        trained.append(data)
+        return real_train(self, data)
+
+    monkeypatch.setattr(LearnedRanker, "score", spy_score)
+    monkeypatch.setattr(LearnedRanker, "train", spy_train)
+    learned_scores(ScoreStore(tmp_path / "scores"), ALPHA)
+    alpha = [p for name in ALPHA for p in load_split(name)]
+    assert sorted(p.id for p in scored) == sorted(p.id for p in alpha)
+    for pair in scored:  # inputs only
+        assert type(pair) is Pair
+        for label in ("votes", "graded", "binary"):
+            with pytest.raises(LabelAccessError, match="without labels"):
+                getattr(pair, label)
+    assert [data.trained_on for data in trained] == [BETA, BETA]  # one training per scored split
+    for data in trained:
+        assert isinstance(data, TrainingData) and len(data.judgments) == len(data.pairs) == 6
+        assert {p.corpus for p in data.pairs} == {"beta"} and {p.split for p in data.pairs} == set(BETA)
+        assert not {p.id for p in data.pairs} & {p.id for p in alpha}
+        assert not {p.document_key for p in data.pairs} & {p.document_key for p in alpha}
+        for pair, judgment in zip(data.pairs, data.judgments, strict=True):
+            assert judgment is load_split(pair.split).judgment(pair.id)  # the labels come beside,
+            with pytest.raises(LabelAccessError):  # never on the pair
+                pair.votes  # noqa: B018
+
+
+def test_training_data_of_a_cross_corpus_assignment_holds_no_pair_of_the_scored_corpus(tmp_path):
+    split = load_split("synth_alpha_ref")
+    config = Configuration.of("learned", {"rankers": BASES})
+    [assignment] = protocol("cross-corpus").assign(config.protocol, split, split.pairs)
+    assert assignment.trained_on == BETA and assignment.pairs == split.pairs
+    bases = base_scores(config, [split.name, *BETA], ScoreStore(tmp_path / "scores"))
+    data = training_data(assignment, bases)
+    beta = [load_split(name) for name in BETA]
+    assert [p.id for p in data.pairs] == [p.id for s in beta for p in s]
+    assert not {p.id for p in data.pairs} & {p.id for p in split}
+    assert not {p.document_key for p in data.pairs} & {p.document_key for p in split}
+    assert {p.corpus for p in data.pairs} == {"beta"} and data.min_relevant == 2
+    assert data.judgments == tuple(j for s in beta for j in s.judgments)
+    for pair, scores in zip(data.pairs, data.base_scores, strict=True):
+        assert scores.shape == (2, pair.n_sentences)
+        assert np.array_equal(scores, bases.of(pair.split, pair.id))
+
+
+def test_reading_a_label_while_scoring_is_an_error_naming_the_ranker(tmp_path, monkeypatch):
+    monkeypatch.setattr(LearnedRanker, "score", lambda self, pair: [float(v) for v in pair.votes])
+    with pytest.raises(LabelAccessError, match=r"ranker learned\(.*\) read a label"):
+        learned_scores(ScoreStore(tmp_path / "scores"), ("synth_alpha_sys",))
+
+
+# -- protocols ----------------------------------------------------------------------------------
+def test_protocols_are_listed_and_unknown_names_refused():
+    assert list(PROTOCOLS) == ["own", "cross-corpus", "kfold"]
+    assert all(protocol(name) is PROTOCOLS[name] for name in PROTOCOLS)
+    assert [p.reference_only for p in PROTOCOLS.values()] == [True, False, False]
+    with pytest.raises(UnknownNameError, match="unknown training protocol 'nope'"):
+        protocol("nope")
+
+
+def test_cross_corpus_trains_on_the_board_splits_of_the_other_corpus():
+    rule = protocol("cross-corpus")
+    spec = Configuration.of("learned", {"rankers": BASES}).protocol
+    assert spec == ProtocolSpec("cross-corpus", {"folds": 5, "seed": 0})
+    assert rule.training_splits(spec, "synth_alpha_sys") == list(BETA)
+    assert rule.training_splits(spec, "synth_beta_ref") == list(ALPHA)
+    assert rule.training_splits(spec, "synth_alpha_sys_all") == list(BETA)  # not on the board
+    board = dataset("synthnews").board_splits()
+    assert rule.key_inputs(spec, "synth_alpha_sys") == [{n: load_split(n).sha256 for n in board}]
+    split = load_split("synth_alpha_ref")
+    [assignment] = rule.assign(spec, split, split.pairs[:2])
+    assert assignment.pairs == split.pairs[:2] and assignment.trained_on == BETA
+    assert [(s.name, positions) for s, positions in assignment.training] == [(n, (0, 1, 2)) for n in BETA]
+    # a dataset with no other corpus has nothing to train on
+    with pytest.raises(RankerError, match="no board split outside corpus"):
+        rule.training_splits(spec, "synth_claims")
+
+
+def test_cross_corpus_without_another_corpus_is_an_error(tmp_path):
+    with pytest.raises(RankerError, match="synthclaims has no board split outside corpus"):
+        learned_scores(ScoreStore(tmp_path / "scores"), ("synth_claims",))
+
+
+def test_kfold_scores_each_pair_once_after_training_on_the_other_documents():
+    rule = protocol("kfold")
+    spec = Configuration.of("learned", {"rankers": BASES, "protocol": "kfold", "folds": 2}).protocol
+    assert spec == ProtocolSpec("kfold", {"folds": 2, "seed": 0})
+    split = load_split("synth_alpha_sys_all")  # five pairs on five documents
+    fold_of = document_folds([p.document_key for p in split], 2, 0)
+    assignments = rule.assign(spec, split, split.pairs)
+    assert sorted(p.id for a in assignments for p in a.pairs) == sorted(p.id for p in split)
+    assert len(assignments) == 2
+    for fold, assignment in enumerate(assignments):
+        [(source, positions)] = assignment.training
+        assert source is split and assignment.trained_on == (f"synth_alpha_sys_all folds != {fold}",)
+        assert [fold_of[split.index[p.id]] for p in assignment.pairs] == [fold] * len(assignment.pairs)
+        assert positions == tuple(i for i in range(len(split)) if fold_of[i] != fold)
+        trained_documents = {split.pairs[i].document_key for i in positions}
+        assert trained_documents.isdisjoint(p.document_key for p in assignment.pairs)
+    # scoring a subset: folds still come from the whole split; only the folds pending are trained
+    last = split.pairs[-1]
+    [alone] = rule.assign(spec, split, [last])
+    assert alone == dataclasses.replace(assignments[fold_of[split.index[last.id]]], pairs=(last,))
+
+
+def test_own_labels_are_for_reference_rows_only(monkeypatch):
+    assert Configuration.of("oracle").protocol == ProtocolSpec("own")
+    split = load_split("synth_alpha_sys")
+    [assignment] = protocol("own").assign(ProtocolSpec("own"), split, split.pairs)
+    assert assignment.training == ((split, (0, 1, 2)),) and assignment.pairs == split.pairs
+    monkeypatch.setattr(
+        LearnedRanker, "training_protocol", classmethod(lambda cls, params: ProtocolSpec("own"))
+    )
+    with pytest.raises(ParameterError, match="only reference rows"):
+        Configuration.of("learned", {"rankers": BASES}).protocol  # noqa: B018
+
+
+# -- folds and features -------------------------------------------------------------------------
 def test_folds_group_documents_and_follow_the_seed():
-    split = load_split("cnn_pegasus")
-    documents = [p.document_key for p in split]
-    folds = document_folds(documents, 5, 0)
+    pairs = [p for name in ALPHA for p in load_split(name)]  # two pairs per document
+    documents = [p.document_key for p in pairs]
+    folds = document_folds(documents, 2, 0)
+    assert len(set(documents)) == 3
     for document in set(documents):
         assert len({f for d, f in zip(documents, folds, strict=True) if d == document}) == 1
-    per_fold = np.bincount([folds[documents.index(d)] for d in set(documents)], minlength=5)
-    assert per_fold.max() - per_fold.min() <= 1  # documents dealt round-robin
-    assert (document_folds(documents, 5, 0) == folds).all()
-    assert (document_folds(documents, 5, 1) != folds).any()
+    # many documents: dealt round-robin over a seeded permutation of the sorted keys
+    many = [f"doc{i % 23}" for i in range(60)]
+    folds = document_folds(many, 5, 0)
+    for document in set(many):
+        assert len({f for d, f in zip(many, folds, strict=True) if d == document}) == 1
+    per_fold = np.bincount([folds[many.index(d)] for d in set(many)], minlength=5)
+    assert per_fold.max() - per_fold.min() <= 1
+    assert (document_folds(many, 5, 0) == folds).all()
+    assert (document_folds(list(reversed(many)), 5, 0) == folds[::-1]).all()  # order-free
+    assert (document_folds(many, 5, 1) != folds).any()
 
 
 def test_position_and_length_features():
@@ -108,15 +332,53 @@ def test_position_and_length_features():
     assert lengths[:, 1].tolist() == pytest.approx(((words - words.mean()) / words.std()).tolist())
 
 
-@pytest.mark.slow  # fits on whole splits
-def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(store):
+def test_pair_features_are_the_normalised_bases_then_the_groups():
+    pair = load_split("synth_alpha_sys").pairs[1]  # four sentences
+    raw = np.array([[4.0, 0.0, 1.0, 1.0], [0.2, 0.9, 0.1, 0.5]])
     ranker = create_ranker("learned", rankers=BASES)
-    ranker.store = store
-    [model] = ranker.explain(load_split("cnn_reference").pairs)
-    assert model["trained_on"] == ["xsum_pegasus", "xsum_reference"] and model["pairs"] == 238
+    assert ranker.feature_names == [
+        "bm25:zscore",
+        "rouge1:zscore",
+        "position:relative",
+        "position:first",
+        "position:reciprocal",
+        "length:log_words",
+        "length:z_words",
+    ]
+    z = (raw - raw.mean(axis=1, keepdims=True)) / raw.std(axis=1, keepdims=True)
+    expected = np.hstack([z.T, position_features(4), length_features(pair.sentences)])
+    assert ranker.pair_features(pair, raw) == pytest.approx(expected)
+    ranker.use_bases(BaseScores({pair.split: {pair.id: raw}}, ("bm25", "rouge1")))
+    assert ranker.pair_features(pair) == pytest.approx(expected)  # the bases handed in
+    lengths_only = create_ranker("learned", rankers=BASES, normalization="rank", features="length")
+    assert lengths_only.feature_names == ["bm25:rank", "rouge1:rank", "length:log_words", "length:z_words"]
+    ranks = np.array([[1.0, 0.25, 0.625, 0.625], [0.5, 1.0, 0.25, 0.75]])  # 1 - (r - 1) / 4
+    assert lengths_only.pair_features(pair, raw) == pytest.approx(
+        np.hstack([ranks.T, length_features(pair.sentences)])
+    )
+
+
+# -- models -------------------------------------------------------------------------------------
+def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(tmp_path, monkeypatch):
+    fits: list[learned.TrainingSet] = []
+    real_fit = learned._fit_estimator
+
+    def spy_fit(kind, hyper, train, seed):
+        fits.append(train)
+        return real_fit(kind, hyper, train, seed)
+
+    monkeypatch.setattr(learned, "_fit_estimator", spy_fit)
+    learned._FITTED.clear()
+    store = ScoreStore(tmp_path / "scores")
+    split = load_split("synth_alpha_ref")
+    [model] = explain(create_ranker("learned", rankers=BASES), split, store)
+    assert model["trained_on"] == list(BETA) and model["pairs"] == 6
     assert [(row["C"], row["l1_ratio"]) for row in model["cv"]] == [(c, l1) for c in C_GRID for l1 in L1_GRID]
-    best = max(model["cv"], key=lambda row: row["objective"])
-    assert best.get("selected") and model["C"] == best["C"]
+    for row in model["cv"]:
+        assert row["objective"] == (row["ndcg"] + row["ap"]) / 2 and 0 <= row["objective"] <= 1
+    best = max(model["cv"], key=lambda row: row["objective"])  # the first of the best (grid order)
+    assert [row for row in model["cv"] if row.get("selected")] == [best]
+    assert (model["C"], model["l1_ratio"]) == (best["C"], best["l1_ratio"])
     assert set(model["weights"]) == {
         "bm25:zscore",
         "rouge1:zscore",
@@ -127,9 +389,22 @@ def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(stor
         "length:z_words",
         "(intercept)",
     }
+    # the inner CV: 5 grouped folds per grid value, then the refit on every training pair; all
+    # on the training corpus only, a document never on both sides of an inner split
+    beta = {p.id: p.document_key for name in BETA for p in load_split(name)}
+    assert len(fits) == len(C_GRID) * len(L1_GRID) * 5 + 1
+    for train in fits:
+        assert set(train.pair_ids) <= set(beta)
+        held_documents = {beta[i] for i in set(beta) - set(train.pair_ids)}
+        assert held_documents.isdisjoint(train.documents)
+    assert sorted(fits[-1].pair_ids) == sorted(beta)
+    # the chosen model is the refit with the chosen values fixed
+    fits.clear()
+    chosen = create_ranker("learned", rankers=BASES, C=best["C"], l1_ratio=best["l1_ratio"])
+    [refit] = explain(chosen, split, store)
+    assert len(fits) == 1 and refit["cv"] == [] and refit["weights"] == model["weights"]
     fixed = create_ranker("learned", rankers=BASES, C=1.0, l1_ratio=0.0, features="")
-    fixed.store = store
-    [model] = fixed.explain(load_split("cnn_reference").pairs)
+    [model] = explain(fixed, split, store)
     assert (
         model["cv"] == []
         and model["C"] == 1.0
@@ -138,28 +413,121 @@ def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(stor
     )
 
 
-@pytest.mark.slow  # fits on whole splits
-def test_lambdamart_is_deterministic_and_reports_gain_shares(store):
-    split = load_split("xsum_pegasus")
+def test_explain_describes_one_model_per_kfold_fold(tmp_path):
+    split = load_split("synth_alpha_sys")
+    ranker = create_ranker("learned", rankers=BASES, protocol="kfold", folds=3, C=1.0, l1_ratio=1.0)
+    models = explain(ranker, split, ScoreStore(tmp_path / "scores"))
+    assert [m["trained_on"] for m in models] == [[f"synth_alpha_sys folds != {f}"] for f in range(3)]
+    assert [m["pairs"] for m in models] == [2, 2, 2]
+    assert len({json.dumps(m["weights"], sort_keys=True) for m in models}) == 3
+    with pytest.raises(SourceSumError, match="fits no model"):
+        explain(create_ranker("bm25"), split, ScoreStore(tmp_path / "scores"))
+
+
+def toy_training(n_pairs: int = 40, seed: int = 0) -> TrainingData:
+    """Labelled pairs whose first base score is the graded relevance plus noise and the second
+    pure noise (six sentences each, three annotators)."""
+    rng = np.random.default_rng(seed)
+    pairs, judgments, scores = [], [], []
+    for i in range(n_pairs):
+        sentences = [f"p{i}s{j} " + " ".join(["w"] * int(rng.integers(2, 12))) for j in range(6)]
+        pairs.append(make_pair(sentences, "a summary", pair_id=f"toy__{i}", split="toy"))
+        votes = rng.integers(0, 2, size=(6, 3))
+        judgments.append(Judgment.from_votes(votes.tolist()))
+        scores.append(np.vstack([votes.sum(axis=1) + rng.normal(0, 0.5, 6), rng.normal(0, 1, 6)]))
+    return TrainingData(tuple(pairs), tuple(judgments), ("toy",), 2, tuple(scores))
+
+
+def toy_scores(ranker, data: TrainingData) -> list[list[float]]:
+    ranker.use_bases(
+        BaseScores({"toy": {p.id: s for p, s in zip(data.pairs, data.base_scores, strict=True)}})
+    )
+    return [list(ranker.score(p)) for p in data.pairs]
+
+
+def test_lambdamart_is_deterministic_and_reports_gain_shares():
+    pytest.importorskip("lightgbm")
+    data = toy_training()
     args = {"rankers": BASES, "model": "lambdamart", "trees": 30}
-    first = scores_of(create_ranker("learned", **args), store, split)
-    from sourcesum.rankers import learned
-
     learned._FITTED.clear()
-    assert scores_of(create_ranker("learned", **args), store, split) == first
     ranker = create_ranker("learned", **args)
-    ranker.store = store
-    [model] = ranker.explain(split.pairs)
+    ranker.train(data)
+    first = toy_scores(ranker, data)
+    model = ranker.describe_model()
+    assert model["model"] == "lambdamart" and model["trees"] == 30 and model["cv"] == []
+    assert model["trained_on"] == ["toy"] and model["pairs"] == 40
     assert sum(model["weights"].values()) == pytest.approx(1.0)
-    assert model["trained_on"] == ["cnn_pegasus", "cnn_reference"]
+    assert min(model["weights"].values()) >= 0
+    assert max(model["weights"], key=model["weights"].get) == "bm25:zscore"  # the informative one
+    learned._FITTED.clear()
+    again = create_ranker("learned", **args)
+    again.train(data)
+    assert toy_scores(again, data) == first and again.describe_model() == model
+    # trees chosen by the inner CV over TREES_GRID
+    free = create_ranker("learned", rankers=BASES, model="lambdamart", features="position")
+    free.train(data)
+    model = free.describe_model()
+    assert [row["trees"] for row in model["cv"]] == list(TREES_GRID)
+    best = max(model["cv"], key=lambda row: row["objective"])
+    assert best.get("selected") and model["trees"] == best["trees"]
 
 
-def test_key_covers_protocol_and_training_data(store):
-    cross = create_ranker("learned", rankers=BASES)
-    kfold = create_ranker("learned", rankers=BASES, protocol="kfold")
-    assert cross.key_version() != kfold.key_version()
+def test_lambdamart_through_the_runner_is_deterministic(tmp_path):
+    pytest.importorskip("lightgbm")
+    args = {"model": "lambdamart", "trees": 5}
+    first = learned_scores(ScoreStore(tmp_path / "first"), ALPHA, **args)
+    assert learned_scores(ScoreStore(tmp_path / "second"), ALPHA, **args) == first
+    [model] = explain(
+        create_ranker("learned", rankers=BASES, **args), load_split(ALPHA[0]), ScoreStore(tmp_path / "first")
+    )
+    assert model["trained_on"] == list(BETA) and model["model"] == "lambdamart"
+
+
+# -- configuration: key, label, parameters ------------------------------------------------------
+def test_key_covers_protocol_bases_and_training_data(tmp_path, monkeypatch):
+    name = "synth_alpha_sys"
+    cross = Configuration.of("learned", {"rankers": BASES})
+    kfold = Configuration.of("learned", {"rankers": BASES, "protocol": "kfold"})
+    assert cross.key_version(name) != kfold.key_version(name)
     assert cross.label == "learned(model=logistic, protocol=cross-corpus, rankers=bm25+rouge1)"
-    assert create_ranker("learned", rankers="rouge1 ,bm25").key_version() == cross.key_version()
+    assert Configuration.of("learned", {"rankers": "rouge1 ,bm25"}).key_version(name) == cross.key_version(
+        name
+    )
+    assert create_ranker("learned", rankers="rouge1 ,bm25").get_params() == cross.params
+    versions = {"cross": cross.key_version(name), "kfold": kfold.key_version(name)}
+    assert all(v.startswith("1+") for v in versions.values())
+    # the runner keys its entry so, and the entry is current
+    split = load_split(name)
+    store = ScoreStore(tmp_path / "scores")
+    [run] = run_splits(
+        create_ranker("learned", rankers=BASES, C=1.0, l1_ratio=0.0), [split], store, progress=False
+    )
+    fixed = Configuration.of("learned", {"rankers": BASES, "C": 1.0, "l1_ratio": 0.0})
+    assert run.entry.key == fixed.entry_key(name, split.sha256) and is_current(run.entry, split) is None
+    # a base's version
+    with monkeypatch.context() as m:
+        m.setattr(RANKERS.get("bm25"), "version", "bumped")
+        assert cross.key_version(name) != versions["cross"]
+        assert kfold.key_version(name) != versions["kfold"]
+        assert "version" in is_current(run.entry, split)
+    # the training data: cross-corpus trains on the board splits, whose sha256 it follows
+    ds = dataset("synthnews")
+    real = type(ds).data_sha256
+    with monkeypatch.context() as m:
+        m.setattr(
+            type(ds), "data_sha256", lambda self, spec: "0" * 64 if spec.name == BETA[0] else real(self, spec)
+        )
+        assert cross.key_version(name) != versions["cross"]
+        assert "version" in is_current(run.entry, split)
+        # kfold trains on the scored split alone, whose sha256 is in every entry key already
+        assert kfold.key_version(name) == versions["kfold"]
+    assert (cross.key_version(name), kfold.key_version(name)) == (versions["cross"], versions["kfold"])
+    assert kfold.entry_key(name, split.sha256) != kfold.entry_key(name, "0" * 64)
+    # and its parameters
+    assert Configuration.of("learned", {"rankers": BASES, "seed": 1}).key_version(name) == versions["cross"]
+    assert Configuration.of("learned", {"rankers": BASES, "seed": 1}).entry_key(name, split.sha256) != (
+        cross.entry_key(name, split.sha256)
+    )
 
 
 @pytest.mark.parametrize(
@@ -171,49 +539,57 @@ def test_key_covers_protocol_and_training_data(store):
         ({"l1_ratio": 0.5}, "learned.l1_ratio"),
         ({"features": "position,colour"}, "unknown group 'colour'"),
         ({"rankers": "published:perplexity"}, "published output"),
+        ({"rankers": "oracle"}, "reference ranker"),
+        ({"protocol": "own"}, "learned.protocol"),
     ],
 )
 def test_bad_parameters(params, message):
     with pytest.raises(ParameterError, match=message):
         create_ranker("learned", **{"rankers": BASES, **params})
+    with pytest.raises(ParameterError, match=message):  # without an instance too (the board's path)
+        Configuration.of("learned", {"rankers": BASES, **params})
 
 
-@pytest.mark.slow  # fits on whole splits
-def test_cli_explain(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("SOURCESUM_SCORES_DIR", str(tmp_path / "scores"))
-    assert main(["explain", "learned", "-p", f"learned.rankers={BASES}", "--split", "xsum_pegasus"]) == 0
+# -- explain from the CLI, and the board's note -------------------------------------------------
+def test_cli_explain(capsys, scores_dir):
+    assert main(["explain", "learned", "-p", f"learned.rankers={BASES}", "--split", "synth_alpha_sys"]) == 0
     out = capsys.readouterr().out
-    assert "fitted on cnn_pegasus + cnn_reference (973 pairs)" in out and "<- chosen" in out
-    assert "bm25:zscore" in out and "position:reciprocal" in out
-    assert (
-        main(["explain", "learned", "-p", f"learned.rankers={BASES}", "--split", "xsum_pegasus", "--json"])
-        == 0
+    assert out.startswith(
+        "learned(model=logistic, protocol=cross-corpus, rankers=bm25+rouge1) on synth_alpha_sys:"
     )
-    record = json.loads(capsys.readouterr().out)["explanations"][0]
-    assert record["split"] == "xsum_pegasus" and record["models"][0]["weights"]["bm25:zscore"] != 0
-    assert main(["explain", "bm25"]) == 2
+    assert "fitted on synth_beta_sys + synth_beta_ref (6 pairs)" in out and "<- chosen" in out
+    assert "bm25:zscore" in out and "position:reciprocal" in out
+    argv = ["explain", "learned", "-p", f"learned.rankers={BASES}", "--split", "synthnews", "--json"]
+    assert main(argv) == 0
+    records = json.loads(capsys.readouterr().out)["explanations"]
+    assert [r["split"] for r in records] == list(ALPHA + BETA)
+    assert [r["models"][0]["trained_on"] for r in records] == [list(BETA)] * 2 + [list(ALPHA)] * 2
+    assert records[0]["models"][0]["weights"]["bm25:zscore"] != 0
+    assert records[0]["models"] == records[1]["models"]  # the two splits of a corpus share one model
+    argv = ["explain", "learned", "-p", f"learned.rankers={BASES}", "-p", "learned.protocol=kfold"]
+    assert main([*argv, "-p", "learned.folds=3", "--split", "synth_beta_ref"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"fitted on synth_beta_ref folds != {f} (2 pairs)" in out for f in range(3))
+    assert main(["explain", "bm25", "--split", "synth_alpha_sys"]) == 2
     assert "fits no model" in capsys.readouterr().err
 
 
-@pytest.mark.slow  # fits on whole splits
-def test_board_explains_the_protocol_under_the_results(store, tmp_path, monkeypatch):
+def test_board_explains_the_protocol_under_the_results(scores_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))  # the statistics memo
-    from sourcesum.leaderboard import collect_declared, read_declaration
-    from sourcesum.render import render_markdown
-    from sourcesum.runner import run_ranker
-
     declaration = tmp_path / "board.toml"
     declaration.write_text(
-        f'[[rows]]\nranker = "lead"\n\n[[rows]]\nranker = "learned"\n'
+        f'dataset = "synthnews"\n\n[[rows]]\nranker = "lead"\n\n[[rows]]\nranker = "learned"\n'
         f'params = {{ rankers = "{BASES}", C = 1.0, l1_ratio = 0.0 }}\n'
     )
-    ranker = create_ranker("learned", rankers=BASES, C=1.0, l1_ratio=0.0)
-    for name in data.main_splits():
-        run_ranker(ranker, load_split(name), store, progress=False)
+    store = ScoreStore(scores_dir)
+    splits = [load_split(name) for name in dataset("synthnews").board_splits()]
+    for ranker in (create_ranker("lead"), create_ranker("learned", rankers=BASES, C=1.0, l1_ratio=0.0)):
+        run_splits(ranker, splits, store, progress=False)
     board = collect_declared(read_declaration(declaration), store, resamples=200)
-    text = render_markdown(board)
+    text = render_markdown(build_view(board))
     results = text.split("## Results")[1].split("## Human agreement")[0]
     assert "- `learned`: trained on the votes" in results and "`protocol=cross-corpus`" in results
     assert (
         "learned(C=1.0, l1_ratio=0.0, model=logistic, protocol=cross-corpus, rankers=bm25+rouge1)" in results
     )
+    assert "- `lead`:" not in results  # only rankers with a note get one

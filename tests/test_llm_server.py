@@ -1,6 +1,11 @@
 """llm_judge against a real OpenAI-compatible server: llama-cpp-python serving the SmolLM2 GGUF on
 127.0.0.1, with 429 / 500 / timeouts / malformed and truncated bodies injected by a proxy.
 
+The fault, cache, fallback and cost tests judge the synthetic split ``synth_alpha_sys`` (3 pairs,
+15 sentences) with a hand-written prompt (:data:`TEMPLATE`), so they need no SourceSum data; the
+agreement with the local model is measured with the default prompt (the paper's v2) on real pairs
+(``real_data``).
+
 These tests fail (never skip) when ``$CI`` or ``$SOURCESUM_REQUIRE_LLM_SERVER`` is set and the
 server cannot start; elsewhere they skip only when llama-cpp-python is not installed
 (``pip install -e '.[llm]'``; ``scripts/setup.sh`` installs it).
@@ -17,9 +22,16 @@ from llm_server import FAULTS, MODEL_ALIAS, Proxy, start_llama_server
 from sourcesum.data import load_split
 from sourcesum.errors import RankerError
 from sourcesum.rankers import create_ranker
-from sourcesum.store import ScoreStore
 
 pytestmark = pytest.mark.slow  # a real server running the real SmolLM2 GGUF
+
+TEMPLATE = (
+    "Rate from {lo} to {hi} how much the sentence contributes to the summary, {lo} meaning not at "
+    "all and {hi} meaning it is the source of the summary. Answer with the number only.\n\n"
+    "Summary: {summary}\nSentence: {sentence}\nRating: "
+)
+"""A pointwise prompt whose answers SmolLM2 starts with a digit (6-9 of the 10 digits among its
+top 20 first tokens under the chat template, measured with the local model on these pairs)."""
 
 REQUIRED = bool(os.environ.get("CI") or os.environ.get("SOURCESUM_REQUIRE_LLM_SERVER"))
 
@@ -50,16 +62,24 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pairs():
-    return load_split("xsum_pegasus").pairs[:3]
+    return load_split("synth_alpha_sys").pairs
 
 
 @pytest.fixture(scope="module")
-def clean(server, pairs, tmp_path_factory):
+def template(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("template") / "pointwise.txt"
+    path.write_text(TEMPLATE)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def clean(server, pairs, template, tmp_path_factory):
     """The scores of a run without faults (the default chat endpoint)."""
-    return _judge(server.base_url, tmp_path_factory.mktemp("clean")).score_batch(pairs)
+    return _judge(server.base_url, tmp_path_factory.mktemp("clean"), template=template).score_batch(pairs)
 
 
-def _judge(base_url: str, cache: Path, **params):
+def _judge(base_url: str, workspace: Path, **params):
+    """A judge of the served model whose request cache lives in ``workspace``."""
     options = {
         "backend": "openai",
         "base_url": base_url,
@@ -70,11 +90,11 @@ def _judge(base_url: str, cache: Path, **params):
         **params,
     }
     ranker = create_ranker("llm_judge", **options)
-    ranker.use_store(ScoreStore(cache))
+    ranker.use_workspace(workspace)
     return ranker
 
 
-def test_faults_are_retried_and_the_scores_equal_a_clean_run(server, pairs, clean, tmp_path):
+def test_faults_are_retried_and_the_scores_equal_a_clean_run(server, pairs, template, clean, tmp_path):
     # every other one of the first 20 requests fails, cycling through the fault kinds; the
     # client's timeout must exceed a real answer's latency (the server queues requests)
     proxy = Proxy(
@@ -83,7 +103,7 @@ def test_faults_are_retried_and_the_scores_equal_a_clean_run(server, pairs, clea
         hang=9.0,
     )
     try:
-        ranker = _judge(proxy.base_url, tmp_path / "faulty", timeout=8.0, concurrency=2)
+        ranker = _judge(proxy.base_url, tmp_path / "faulty", template=template, timeout=8.0, concurrency=2)
         faulty = ranker.score_batch(pairs)
     finally:
         proxy.close()
@@ -97,15 +117,16 @@ def test_faults_are_retried_and_the_scores_equal_a_clean_run(server, pairs, clea
     assert report["prompt_tokens"] > 0 and report["completion_tokens"] > 0
 
 
-def test_an_interrupted_run_never_repeats_a_request(server, pairs, clean, tmp_path):
-    cache, healed = tmp_path / "interrupted", []
+def test_an_interrupted_run_never_repeats_a_request(server, pairs, template, clean, tmp_path):
+    workspace, healed = tmp_path / "interrupted", []
     proxy = Proxy(server.base_url, plan=lambda n: "ok" if n < 12 or healed else "400")
     try:
         with pytest.raises(RankerError, match="answered 400"):
-            _judge(proxy.base_url, cache).score_batch(pairs)
+            _judge(proxy.base_url, workspace, template=template).score_batch(pairs)
         paid_before = len(proxy.forwarded)
+        assert list((workspace / "llm_judge" / "requests").glob("*.json"))  # what was paid is kept
         healed.append(True)  # the same endpoint answers again
-        resumed = _judge(proxy.base_url, cache)
+        resumed = _judge(proxy.base_url, workspace, template=template)
         again = resumed.score_batch(pairs)
     finally:
         proxy.close()
@@ -116,25 +137,27 @@ def test_an_interrupted_run_never_repeats_a_request(server, pairs, clean, tmp_pa
     assert report["cache_hits"] == paid_before and report["requests"] == n - paid_before
 
 
-def test_server_ratings_agree_with_the_local_model(server, pairs, tmp_path):
+@pytest.mark.real_data
+def test_server_ratings_agree_with_the_local_model(server, tmp_path):
     """Same GGUF weights and prompts; llama.cpp computes with the quantized weights (and 8-bit
     activations), transformers with them dequantized to float32, so the expected ratings differ
     somewhat (measured on 3 pairs: max 0.44, correlation 0.92 plain; with the chat template the
     server's top 20 hold only 6-10 of the 10 digits, so its E[r] is lower by 0.31 on average,
     correlation 0.97). A misread distribution would not correlate."""
+    pairs = load_split("xsum_pegasus").pairs[:2]
     for chat in (False, True):
-        remote = _judge(server.base_url, tmp_path / f"remote{chat}", chat=chat).score_batch(pairs[:2])
-        local = create_ranker("llm_judge", chat=chat, device="cpu").score_batch(pairs[:2])
+        remote = _judge(server.base_url, tmp_path / f"remote{chat}", chat=chat).score_batch(pairs)
+        local = create_ranker("llm_judge", chat=chat, device="cpu").score_batch(pairs)
         a, b = np.concatenate(remote), np.concatenate(local)
         assert np.corrcoef(a, b)[0, 1] > 0.8, (chat, np.corrcoef(a, b)[0, 1])
         if not chat:
             assert np.abs(a - b).max() < 1.0, np.abs(a - b).max()
 
 
-def test_without_logprobs_the_text_is_parsed_and_counted(server, pairs, tmp_path):
+def test_without_logprobs_the_text_is_parsed_and_counted(server, pairs, template, tmp_path):
     proxy = Proxy(server.base_url, plan=lambda n: "strip")
     try:
-        ranker = _judge(proxy.base_url, tmp_path / "strip")
+        ranker = _judge(proxy.base_url, tmp_path / "strip", template=template)
         scores = ranker.score_batch(pairs[:1])
     finally:
         proxy.close()
@@ -156,11 +179,14 @@ def test_listwise_and_cost_report(server, pairs, tmp_path):
     assert report["cost"] == pytest.approx(expected_cost, rel=1e-6)
 
 
-def test_a_rejected_key_stops_the_run_naming_the_variable(server, pairs, tmp_path):
+def test_a_rejected_key_stops_the_run_naming_the_variable(server, pairs, template, tmp_path):
     proxy = Proxy(server.base_url, plan=lambda n: "401")
     try:
         with pytest.raises(RankerError, match=r"answered 401 \(is \$SOURCESUM_TEST_KEY set\?\)"):
-            _judge(proxy.base_url, tmp_path / "key", api_key_env="SOURCESUM_TEST_KEY").score_batch(pairs[:1])
+            judge = _judge(
+                proxy.base_url, tmp_path / "key", template=template, api_key_env="SOURCESUM_TEST_KEY"
+            )
+            judge.score_batch(pairs[:1])
     finally:
         proxy.close()
     assert proxy.forwarded == []

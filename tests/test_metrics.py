@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 from sklearn.metrics import average_precision_score, ndcg_score
 from sourcesum import metrics
-from sourcesum.measures import parse_measure
+from sourcesum.measures import AP, DEFAULT_MEASURES, EXPECTED_AP, NDCG, Measure, parse_measure, parse_measures
 from sourcesum.metrics import Ranking, pad
 
 TOL = 1e-12
@@ -245,3 +245,37 @@ def test_measure_names_round_trip():
     for bad in ["MRR", "AP@3", "P", "nDCG@0", "AP(gain=binary)", "nDCG(ties=expected)", "AP(ties=mean)"]:
         with pytest.raises(UnknownNameError):
             parse_measure(bad)
+
+
+def test_the_measure_table_gives_names_keys_relevance_and_expectations():
+    assert DEFAULT_MEASURES == (NDCG, AP)
+    assert (NDCG.display_name, NDCG.json_key, NDCG.relevance) == ("NDCG", "ndcg", "graded")
+    assert (AP.display_name, AP.json_key, AP.relevance) == ("MAP", "map", "binary")
+    assert (EXPECTED_AP.name, EXPECTED_AP.display_name, EXPECTED_AP.json_key) == (
+        "AP(ties=expected)",
+        "MAP (ties expected)",
+        "AP(ties=expected)",
+    )
+    assert Measure.of("AP", ties="block") == AP and Measure.of("nDCG", gain="linear") == NDCG
+    exponential = Measure.of("nDCG", 5, gain="exponential")
+    assert exponential.name == "nDCG@5(gain=exponential)" and exponential.option("gain") == "exponential"
+    assert exponential.json_key == exponential.display_name == exponential.name
+    assert (NDCG.default_tie_rule, AP.default_tie_rule) == ("expected", "block, scikit-learn")
+    assert parse_measure("Spearman").expectation is None
+    assert parse_measures("nDCG@3,AP(ties=expected), P@2") == (
+        Measure.of("nDCG", 3),
+        EXPECTED_AP,
+        Measure.of("P", 2),
+    )
+    # a measure computes with its family's kernel: AP(ties=expected) is the expected-AP kernel
+    rel, mask = pad([[1, 0, 1], [0, 1]])
+    sc, _ = pad([[2, 2, 1], [1, 1]])
+    ranking = Ranking.from_scores(sc, mask)
+    np.testing.assert_allclose(
+        EXPECTED_AP.compute(ranking, rel),
+        [
+            metrics.expected_average_precision([1, 0, 1], [2, 2, 1]),
+            metrics.expected_average_precision([0, 1], [1, 1]),
+        ],
+        atol=TOL,
+    )

@@ -1,13 +1,24 @@
-"""Extending the benchmark: a user ranker through the registry, runner, cache and leaderboard."""
+"""Extending the benchmark: a user ranker through the registry, runner, cache and leaderboard,
+and the one rule a plugin must follow: rankers see pair inputs, never labels.
+
+Runs on the synthetic dataset ``synthnews`` (tests/fixtures/synthetic)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import warnings
 
 import pytest
 from sourcesum.cli import main
+from sourcesum.data import dataset, load_split
+from sourcesum.errors import LabelAccessError
 from sourcesum.rankers import RANKERS, Ranker, register
 from sourcesum.registry import Registry
+from sourcesum.runner import run_ranker
+from sourcesum.store import ScoreStore
+
+BOARD = dataset("synthnews").board_splits()
 
 
 class LongestFirst(Ranker):
@@ -34,7 +45,7 @@ def test_user_ranker_runs_through_cli_and_leaderboard(capsys, scores_dir, tmp_pa
                     "-p",
                     "test_longest.longest_first=false",
                     "--split",
-                    "all",
+                    "synthnews",
                     "--json",
                     "--no-progress",
                 ]
@@ -43,7 +54,8 @@ def test_user_ranker_runs_through_cli_and_leaderboard(capsys, scores_dir, tmp_pa
         )
         results = json.loads(capsys.readouterr().out)["results"]
         assert {r["ranker"] for r in results} == {"test_longest(longest_first=False)"}
-        assert main(["leaderboard", "--all", "-o", str(tmp_path / "lb.md")]) == 0
+        assert [r["split"] for r in results] == BOARD
+        assert main(["leaderboard", "--all", "--dataset", "synthnews", "-o", str(tmp_path / "lb.md")]) == 0
         assert "| test_longest(longest_first=False) |" in (tmp_path / "lb.md").read_text()
     finally:
         RANKERS._classes.pop("test_longest")
@@ -84,20 +96,17 @@ def test_entry_point_plugins_are_loaded(monkeypatch):
 
 
 def test_batch_hook_is_used(scores_dir):
-    from sourcesum.data import load_split
-    from sourcesum.runner import run_ranker
-    from sourcesum.store import ScoreStore
-
     class Batched(LongestFirst):
-        batch_pairs = 50
+        batch_pairs = 2
         sizes: list[int] = []
 
         def score_batch(self, pairs):
             self.sizes.append(len(pairs))
             return [self.score(p) for p in pairs]
 
-    run_ranker(Batched(), load_split("xsum_pegasus"), ScoreStore(scores_dir), progress=False)
-    assert Batched.sizes == [50, 50, 19]
+    # 5 pairs on 5 documents; an unregistered class runs as well as a registered one
+    entry = run_ranker(Batched(), load_split("synth_alpha_sys_all"), ScoreStore(scores_dir), progress=False)
+    assert Batched.sizes == [2, 2, 1] and entry.complete and entry.label == "test_longest"
 
 
 def test_a_plugin_cannot_shadow_a_lazy_builtin(monkeypatch):
@@ -125,3 +134,101 @@ def test_every_builtin_loads_under_its_declared_name():
 
     for name in BUILTIN_RANKERS:
         assert RANKERS.get(name).name == name
+
+
+# --- rankers see inputs only -------------------------------------------------------------------
+
+
+class InputsOnly(Ranker):
+    """Reads every input a plugin may read (the fields the migration notes list): runs unchanged."""
+
+    name = "test_inputs_only"
+
+    def score(self, pair):
+        context = f"{pair.id}|{pair.corpus}|{pair.document_key}|{pair.reference_summary}|{pair.summary}"
+        assert pair.document and pair.n_sentences == len(pair.sentences)
+        return [_expected(context, s) for s in pair.sentences]
+
+
+def _expected(context: str, sentence: str) -> float:
+    return int.from_bytes(hashlib.sha256(f"{context}|{sentence}".encode()).digest()[:4], "big") / 2**32
+
+
+class LabelPeeker(Ranker):
+    """A ranker written against 0.1's Pair, reading a label in score() or fit()."""
+
+    name = "test_label_peeker"
+
+    def __init__(self, field: str = "votes", where: str = "score"):
+        self.field, self.where = field, where
+
+    def fit(self, pairs):
+        if self.where == "fit":
+            getattr(pairs[0], self.field)
+
+    def score(self, pair):
+        if self.where == "score":
+            getattr(pair, self.field)
+        return [0.0] * pair.n_sentences
+
+
+@pytest.fixture
+def plugins():
+    for cls in (InputsOnly, LabelPeeker):
+        register(cls)
+    try:
+        yield
+    finally:
+        for cls in (InputsOnly, LabelPeeker):
+            RANKERS._classes.pop(cls.name)
+
+
+def test_a_plugin_that_reads_only_inputs_works_unchanged(plugins, capsys, scores_dir, tmp_path):
+    assert (
+        main(["run", "--ranker", "test_inputs_only", "--split", "synthnews", "--json", "--no-progress"]) == 0
+    )
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert [r["split"] for r in results] == BOARD and all(r["ranker"] == "test_inputs_only" for r in results)
+    entries = [entry for _, entry in ScoreStore(scores_dir).entries()]
+    assert len(entries) == len(BOARD) and all(e.complete for e in entries)
+    for entry in entries:
+        for pair in load_split(entry.split):
+            context = f"{pair.id}|{pair.corpus}|{pair.document_key}|{pair.reference_summary}|{pair.summary}"
+            assert entry.scores[pair.id] == [_expected(context, s) for s in pair.sentences]
+    assert main(["leaderboard", "--all", "--dataset", "synthnews", "-o", str(tmp_path / "lb.md")]) == 0
+    assert "| test_inputs_only |" in (tmp_path / "lb.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "field,where",
+    [("votes", "score"), ("graded", "score"), ("binary", "score"), ("votes", "fit"), ("graded", "fit")],
+)
+def test_a_plugin_that_reads_a_label_fails_the_run_naming_it(plugins, capsys, scores_dir, field, where):
+    argv = ["run", "--ranker", "test_label_peeker", "--split", "synthnews", "--no-progress"]
+    argv += ["-p", f"test_label_peeker.field={field}", "-p", f"test_label_peeker.where={where}"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = main(argv)
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    label = LabelPeeker.label_for(LabelPeeker.full_params({"field": field, "where": where}))
+    assert label.startswith("test_label_peeker") and (field == "votes") == ("field=" not in label)
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith(f"error: ranker {label} read a label")
+    assert f"(read .{field})" in lines[0] and "training protocol" in lines[0]
+    assert ("in fit()" in lines[0]) == (where == "fit")
+    assert not [w for w in caught if "one at a time" in str(w.message)]  # not retried pair by pair
+    assert not list(scores_dir.glob("**/*.json"))  # nothing stored
+    assert "ndcg" not in out
+
+
+def test_reading_a_label_from_a_pair_raises_and_names_the_pair():
+    pair = load_split("synth_alpha_sys").pairs[0]
+    for field in ("votes", "graded", "binary", "judgment", "relevance"):
+        with pytest.raises(
+            LabelAccessError, match=f"pair {pair.id}: rankers receive pair inputs without labels"
+        ):
+            getattr(pair, field)
+    with pytest.raises(AttributeError) as info:
+        pair.no_such_field  # noqa: B018
+    assert not isinstance(info.value, LabelAccessError)

@@ -1,45 +1,63 @@
-"""The paper's published outputs: located and verified like the data, re-scored as board rows."""
+"""The paper's published outputs: located and verified like the data, re-scored as board rows.
+
+Real data: every test that reads a published file or a SourceSum split is marked ``real_data``
+(the manifest and the declaration are committed, so their checks run everywhere).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, ndcg_score
-from sourcesum import data, paths, published, stats
+from sourcesum import paths, published, stats
+from sourcesum.board import build_view, collect, read_declaration
+from sourcesum.board.statistics import resampling_clusters
 from sourcesum.cli import main
-from sourcesum.data import load_split, main_splits
+from sourcesum.data import dataset, load_split
+from sourcesum.data.sources import locate, read_verified
 from sourcesum.errors import DataError, SourceSumError, UnknownNameError
-from sourcesum.evaluation import evaluate
-from sourcesum.leaderboard import ALPHA, collect, document_groups, read_declaration
+from sourcesum.evaluation import evaluate_split
 from sourcesum.measures import AP, NDCG
 from sourcesum.published import load_published, published_file, published_methods, read_prompt
+from sourcesum.stats import ALPHA
 from sourcesum.store import ScoreStore
 
 CELLS = [(m, s) for m in published_methods() for s in m.reported]
 
 
 def test_manifest_pins_thirty_outputs_and_two_prompts():
-    files = published._section()["files"]
+    source = published.source()
+    assert source.name == "sourcesum-published" == dataset("sourcesum").published_source
+    files = source.files
     assert len(CELLS) == 30 == sum(f.endswith(".json") for f in files)
     assert {f"{s}__{m.key}.json" for m, s in CELLS} == {f for f in files if f.endswith(".json")}
+    assert {f for f in files if not f.endswith(".json")} == {"gpt_prompt_v1.txt", "gpt_prompt_v2.txt"}
     info = published_file("xsum_pegasus__perplexity.json")
     assert info.url.startswith("https://raw.githubusercontent.com/suhara/sourcesum/ba7043a")
     assert info.url.endswith("/outputs/xsum_pegasus__perplexity.json")
+    assert info.env_var == "SOURCESUM_PUBLISHED_DIR" and info.download_dir == paths.DATA_ROOT / "published"
     assert published_file("gpt_prompt_v2.txt").url.endswith("/data/gpt_prompt_v2.txt")
+    with pytest.raises(UnknownNameError, match="no published file 'nosuch.json'"):
+        published_file("nosuch.json")
+    # every split a method reports is a board split of SourceSum
+    assert {s for _, s in CELLS} == set(dataset("sourcesum").board_splits())
 
 
+@pytest.mark.real_data
 @pytest.mark.parametrize("method,split", CELLS, ids=[f"{s}-{m.key}" for m, s in CELLS])
 def test_cell_equals_the_paper(method, split):
     output = load_published(split, method.key)
-    evaluation = evaluate(load_split(split), output.entry.scores, method.label)
+    evaluation = evaluate_split(load_split(split), output.entry.scores, method.label)
     reported_ndcg, reported_map = method.reported[split]
     assert abs(evaluation.mean(NDCG) - reported_ndcg) <= 5e-5 + 1e-12  # equal to 4 decimals
     assert abs(evaluation.mean(AP) - reported_map) <= 5e-5 + 1e-12
 
 
+@pytest.mark.real_data
 @pytest.mark.parametrize(
     "method,split",
     # one cell in the fast loop, every cell in the full suite (a per-pair scikit-learn loop each)
@@ -48,7 +66,7 @@ def test_cell_equals_the_paper(method, split):
 )
 def test_cell_equals_scikit_learn_on_the_raw_file(method, split):
     output = load_published(split, method.key)
-    evaluation = evaluate(load_split(split), output.entry.scores, method.label)
+    evaluation = evaluate_split(load_split(split), output.entry.scores, method.label)
     # scikit-learn on the raw file, NaN -> 0 as the paper did
     rows = json.loads(output.path.read_bytes())
     ndcgs, aps = [], []
@@ -61,6 +79,7 @@ def test_cell_equals_scikit_learn_on_the_raw_file(method, split):
     assert abs(evaluation.mean(AP) - np.mean(aps)) <= 1e-9
 
 
+@pytest.mark.real_data
 def test_nan_scores_are_replaced_and_counted():
     for method, split in CELLS:
         output = load_published(split, method.key)
@@ -69,41 +88,49 @@ def test_nan_scores_are_replaced_and_counted():
         assert output.nan_replaced == sum(map(sum, flags))
         assert output.all_nan_pairs == sum(all(f) for f in flags)
         assert all(math.isfinite(x) for v in output.entry.scores.values() for x in v)
+        assert output.entry.ranker == method.ranker == f"published:{method.key}"
+        assert output.entry.complete and output.entry.data_sha256 == load_split(split).sha256
     attention = load_published("cnn_pegasus", "attention")
     assert attention.all_nan_pairs > 100  # the paper's cross-attention: whole pairs of NaN
+    with pytest.raises(UnknownNameError, match="published no attention output for split 'xsum_reference'"):
+        load_published("xsum_reference", "attention")
 
 
+@pytest.mark.real_data
 def test_prompts_are_verified_templates():
     v1, v2 = read_prompt("v1"), read_prompt("v2")
     assert "{summary}" in v2 and "{sentence}" in v2 and "0 to 100" in v2 and v1 != v2
 
 
+@pytest.mark.real_data
 def test_located_like_the_data(tmp_path, monkeypatch):
     shared = paths.env_dir("SOURCESUM_PUBLISHED_DIR")
     assert shared is not None
     info = published_file("xsum_pegasus__rouge1.json")
-    assert data.locate_file(info) == shared / info.file  # 1. $SOURCESUM_PUBLISHED_DIR
+    assert locate(info) == shared / info.file  # 1. $SOURCESUM_PUBLISHED_DIR
     monkeypatch.setenv("SOURCESUM_PUBLISHED_DIR", str(tmp_path / "empty"))
     with pytest.raises(DataError, match="SOURCESUM_PUBLISHED_DIR=.* has no xsum_pegasus__rouge1.json"):
-        data.locate_file(info)
+        locate(info)
     monkeypatch.delenv("SOURCESUM_PUBLISHED_DIR")
-    monkeypatch.setattr(paths, "PUBLISHED_DIR", tmp_path / "published")
-    local = published.PublishedFile(**{**info.__dict__, "url": (shared / info.file).as_uri()})
-    path = data.locate_file(local)  # 3. the pinned download, into data/published
+    # a download folder of its own, and the pinned file served from the shared copy
+    here = dataclasses.replace(info, download_dir=tmp_path / "published")
+    served = dataclasses.replace(here, url=(shared / info.file).as_uri())
+    path = locate(served)  # 3. the pinned download, into the download folder
     assert (
         path == tmp_path / "published" / info.file and path.read_bytes() == (shared / info.file).read_bytes()
     )
-    assert data.locate_file(info) == path  # 2. an earlier download
+    assert locate(here) == path  # 2. an earlier download (no URL needed)
     path.write_bytes(path.read_bytes().replace(b"0.", b"1.", 1))
     with pytest.raises(DataError, match=r"sha256 .* for published file xsum_pegasus__rouge1.json"):
-        data.read_verified_file(info)
+        read_verified(here)
 
 
 def test_declaration_names_published_methods(tmp_path):
     good = tmp_path / "good.toml"
     good.write_text('[[rows]]\nranker = "lead"\n\n[[published]]\nmethod = "perplexity"\n')
-    rows = read_declaration(good)
-    assert [(r.ranker, r.published) for r in rows] == [("perplexity", True), ("lead", False)]
+    declaration = read_declaration(good)
+    assert declaration.dataset == "sourcesum" and declaration.path == good
+    assert [(r.ranker, r.published) for r in declaration.rows] == [("perplexity", True), ("lead", False)]
     bad = tmp_path / "bad.toml"
     bad.write_text('[[published]]\nmethod = "nosuch"\n')
     with pytest.raises(UnknownNameError, match="unknown published method 'nosuch'"):
@@ -112,21 +139,23 @@ def test_declaration_names_published_methods(tmp_path):
     with pytest.raises(SourceSumError, match=r"\[\[published\]\] #1 needs exactly method"):
         read_declaration(bad)
     declared = read_declaration(paths.DECLARATION_PATH)
-    assert {r.ranker for r in declared if r.published} == {m.key for m in published_methods()}
+    assert declared.dataset == "sourcesum"
+    assert {r.ranker for r in declared.rows if r.published} == {m.key for m in published_methods()}
 
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
     store = ScoreStore(tmp_path_factory.mktemp("store"))
     from sourcesum.rankers import create_ranker
-    from sourcesum.runner import run_ranker
+    from sourcesum.runner import run_splits
 
+    splits = [load_split(name) for name in dataset("sourcesum").board_splits()]
     for name in ("lead", "random", "oracle"):
-        for split in main_splits():
-            run_ranker(create_ranker(name), load_split(split), store, progress=False)
+        run_splits(create_ranker(name), splits, store, progress=False)
     return collect(store)
 
 
+@pytest.mark.real_data
 def test_published_rows_are_set_apart_and_compete(board):
     rows = board.published_rows
     assert len(rows) == 8 and all(not r.reference and r.label.startswith("published: ") for r in rows)
@@ -141,18 +170,26 @@ def test_published_rows_are_set_apart_and_compete(board):
     for row in board.competing_rows:
         assert ("xsum_pegasus", NDCG) in row.ci and ("xsum_pegasus", NDCG) in row.p_vs_best
         assert "xsum_pegasus" in row.ties
+    # the view shows them in their own table; the one that misses two splits is named
+    view = build_view(board)
+    assert [r.label for r in view.published] == [r.label for r in rows]
+    assert all(r.kind == "published" and r.keys == () for r in view.published)
+    assert view.published_coverage == (
+        ("published: cross-attention (PEGASUS)", ("XSum-PEGASUS", "CNN/DM-PEGASUS")),
+    )
 
 
+@pytest.mark.real_data
 def test_lead_claims_come_from_holm_adjusted_randomization_tests(board):
     lead = board.lead
     for split in board.splits:
-        groups = document_groups(split)
+        groups = resampling_clusters(split)
         for measure in board.measures:
             family = [r for r in board.competing_rows if r is not lead and split.name in r.evaluations]
             raw = [
                 stats.randomization_test(
-                    r.evaluations[split.name].per_pair[measure.name].to_numpy(),
-                    lead.evaluations[split.name].per_pair[measure.name].to_numpy(),
+                    r.evaluations[split.name].values(measure),
+                    lead.evaluations[split.name].values(measure),
                     groups=groups,
                 )
                 for r in family
@@ -163,9 +200,9 @@ def test_lead_claims_come_from_holm_adjusted_randomization_tests(board):
                 if p < ALPHA and r.mean(split.name, measure) > lead.mean(split.name, measure)
             }
             assert {r.label for r in board.better_than_lead(split.name, measure)} == expected
-    from sourcesum.render import render_markdown
+    from sourcesum.outputs.markdown import render_markdown
 
-    text = render_markdown(board)
+    text = render_markdown(build_view(board))
     perplexity = board.row("published:perplexity")
     line = next(x for x in text.splitlines() if x.startswith("  - XSum-PEGASUS NDCG:"))
     assert (perplexity.label in line) == (perplexity in board.better_than_lead("xsum_pegasus", NDCG))
@@ -176,6 +213,7 @@ def test_lead_claims_come_from_holm_adjusted_randomization_tests(board):
     ) in text
 
 
+@pytest.mark.real_data
 def test_compare_and_show_take_published_rows(capsys, scores_dir):
     code = main(["compare", "published:perplexity", "published:rouge1", "--split", "xsum_pegasus", "--json"])
     out, _ = capsys.readouterr()
@@ -191,3 +229,4 @@ def test_compare_and_show_take_published_rows(capsys, scores_dir):
         == expected
     )
     assert main(["show", load_split("xsum_reference").pairs[0].id, "--ranker", "published:attention"]) == 2
+    assert "has no scores on split xsum_reference" in capsys.readouterr()[1]

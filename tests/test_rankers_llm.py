@@ -1,6 +1,10 @@
 """llm_judge: scales and the reading rule, the rating tree against brute-force enumeration, the
 local backend against naive forward passes (tiny Llama built from a config), prompts, listwise
-parsing, counted fallbacks, the CLI report, and the request cache."""
+parsing, counted fallbacks, the CLI report (on a synthetic split), the request cache in the
+workspace, and configurations canonicalised without an instance.
+
+The paper's presets (v1, v2, the default template) read its published prompt files: the test
+that renders them is ``real_data``; the others use a hand-written template (:data:`TEMPLATE`)."""
 
 from __future__ import annotations
 
@@ -11,13 +15,15 @@ import numpy as np
 import pytest
 import torch
 from helpers import make_pair, tiny_llama, tiny_tokenizer
-from sourcesum.errors import ParameterError, SourceSumError
-from sourcesum.published import read_prompt
+from sourcesum.configs import Configuration
+from sourcesum.data import load_split
+from sourcesum.data.sourcesum import read_prompt
+from sourcesum.errors import ParameterError, RankerError, SourceSumError
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.llm.backends.local import LocalBackend, candidate_tokens, common_prefix_length
 from sourcesum.rankers.llm.backends.openai_compat import server_rating
-from sourcesum.rankers.llm.prompts import NATIVE_SCALES, load_template
-from sourcesum.rankers.llm.ranker import parse_ranking
+from sourcesum.rankers.llm.prompts import NATIVE_SCALES, Template, canonical_template, load_template
+from sourcesum.rankers.llm.ranker import LLMJudgeRanker, parse_ranking
 from sourcesum.rankers.llm.request_cache import RequestCache, request_key
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Diagnostics, Dist, Rating, rating_distributions
@@ -29,6 +35,11 @@ DOC = [
     "The bridge will cost forty million dollars.",
 ]
 SUMMARY = "A new bridge costing forty million dollars was approved."
+TEMPLATE = (
+    "Rate from {lo} to {hi} how much the sentence contributes to the summary.\n\n"
+    "Summary: {summary}\nSentence: {sentence}\nRating: "
+)
+"""A pointwise template of the paper's shape (the summary before the sentence), without its text."""
 
 
 # -- scales and the reading rule -----------------------------------------------------------------
@@ -151,6 +162,7 @@ def test_diagnostics_count_every_fallback():
 # -- prompts ------------------------------------------------------------------------------------
 
 
+@pytest.mark.real_data  # the paper's prompt files
 def test_presets_render_the_papers_prompts_byte_for_byte():
     for version in ("v1", "v2"):
         template, spec = load_template(version, listwise=False)
@@ -181,7 +193,37 @@ def test_user_template_file_is_pinned_by_content(tmp_path):
     with pytest.raises(ParameterError, match="does not fit"):
         create_ranker("llm_judge", mode="listwise", template="v2")
     with pytest.raises(ParameterError, match="base_url"):
-        create_ranker("llm_judge", backend="openai")
+        create_ranker("llm_judge", backend="openai", template=str(path))
+
+
+def test_canonicalize_pins_template_files_without_an_instance(tmp_path, monkeypatch):
+    """The canonical template (hence label and key) comes from the class: presets and auto by
+    name (no prompt file read), a file pinned by the sha256 of its content, ``~`` expanded."""
+    path = tmp_path / "t.txt"
+    path.write_text(TEMPLATE)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    made = create_ranker("llm_judge", template=str(path)).get_params()
+
+    def no_instances(*args, **kwargs):
+        raise AssertionError("llm_judge was instantiated")
+
+    monkeypatch.setattr(LLMJudgeRanker, "__new__", no_instances)
+    config = Configuration.of("llm_judge", {"template": str(path)})
+    assert config.params == made and config.params["template"] == f"{path}#sha256={digest}"
+    assert f"template={path}#sha256={digest}" in config.label
+    for name in ("auto", "v1", "v2", "listwise"):  # no prompt file is read: works without data
+        assert canonical_template(name) == name
+        assert Configuration.of("llm_judge", {"template": name}).params["template"] == name
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert canonical_template("~/t.txt") == f"{path}#sha256={digest}"
+    assert canonical_template("~/t.txt#sha256=0123") == f"{path}#sha256=0123"  # pinned: as given
+    before = config.entry_key("synth_alpha_sys", "0" * 64)
+    path.write_text(TEMPLATE + "Answer: ")
+    changed = Configuration.of("llm_judge", {"template": str(path)})
+    assert changed.params["template"] != config.params["template"]  # new content, new key
+    assert changed.entry_key("synth_alpha_sys", "0" * 64) != before
+    with pytest.raises(ParameterError, match="not a preset"):
+        Configuration.of("llm_judge", {"template": str(tmp_path / "missing.txt")})
 
 
 def test_parse_ranking():
@@ -219,7 +261,7 @@ def test_local_backend_equals_naive_forward_passes(tiny_judge, chat, spec):
     model, tokenizer = tiny_judge
     scale = Scale.parse(spec)
     backend = LocalBackend("tiny-judge", "cpu", "float32", batch_size=2, chat=chat)
-    template, _ = load_template("v2", listwise=False)
+    template = Template(TEMPLATE, "test", listwise=False)
     prompts = [template.render(SUMMARY, scale, sentence=s) for s in DOC]
     got = backend.rate(prompts, scale, 0.0, "hand__0")
     rows = [backend.encode(p) for p in prompts]
@@ -244,9 +286,18 @@ def test_local_backend_equals_naive_forward_passes(tiny_judge, chat, spec):
         assert a.ratings == pytest.approx(g.ratings, rel=1e-4, abs=1e-9)
 
 
-def test_ranker_scores_report_and_listwise_fallback(tiny_judge, scores_dir):
-    pair = make_pair(DOC, SUMMARY, votes=[1, 0, 1])
-    ranker = create_ranker("llm_judge", model="tiny-judge", chat=False, device="cpu")
+@pytest.fixture(scope="module")
+def template_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("template") / "pointwise.txt"
+    path.write_text(TEMPLATE)
+    return path
+
+
+def test_ranker_scores_report_and_listwise_fallback(tiny_judge, template_file, scores_dir):
+    pair = make_pair(DOC, SUMMARY)
+    ranker = create_ranker(
+        "llm_judge", model="tiny-judge", chat=False, device="cpu", template=str(template_file)
+    )
     scores = ranker.score(pair)
     assert len(scores) == 3 and len(set(scores)) == 3 and all(0 <= s <= 9 for s in scores)
     report = ranker.report()
@@ -261,8 +312,7 @@ def test_ranker_scores_report_and_listwise_fallback(tiny_judge, scores_dir):
         assert scores == [0.0, 0.0, 0.0]
 
 
-@pytest.mark.slow  # the tiny judge on a whole split
-def test_cli_run_prints_the_report(tiny_judge, scores_dir, capsys):
+def test_cli_run_prints_the_report(tiny_judge, template_file, scores_dir, capsys):
     from sourcesum.cli import main
 
     args = [
@@ -275,17 +325,21 @@ def test_cli_run_prints_the_report(tiny_judge, scores_dir, capsys):
         "llm_judge.chat=false",
         "-p",
         "llm_judge.device=cpu",
+        "-p",
+        f"llm_judge.template={template_file}",
         "--split",
-        "xsum_pegasus",
+        "synth_alpha_sys",
         "--no-progress",
     ]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "note: llm_judge(chat=False, model=tiny-judge) in this run: " in out and "unrated=" not in out
+    label = Configuration.of(
+        "llm_judge", {"model": "tiny-judge", "chat": False, "template": str(template_file)}
+    ).label
+    assert label.startswith("llm_judge(chat=False, model=tiny-judge, template=")
+    assert f"note: {label} in this run: " in out and "unrated=" not in out
     sentences = int(out.split("sentences=")[1].split(",")[0])
-    assert sentences == sum(
-        p.n_sentences for p in __import__("sourcesum.data").data.load_split("xsum_pegasus")
-    )
+    assert sentences == sum(p.n_sentences for p in load_split("synth_alpha_sys"))
     assert main(args) == 0  # cached now: nothing computed, so no report
     assert "note: llm_judge" not in capsys.readouterr().out
 
@@ -307,12 +361,68 @@ def test_request_cache_persists_and_merges(tmp_path):
         RequestCache(tmp_path).get(key_a)
 
 
+def test_the_request_cache_lives_in_the_workspace(tmp_path, monkeypatch):
+    """Server responses are cached under ``<workspace>/llm_judge/requests``: a judge given the same
+    workspace answers from it without a request; another workspace has its own cache."""
+    from sourcesum.rankers.llm.backends.openai_compat import OpenAIBackend
+
+    sent = []
+
+    def answer(self, body):
+        sent.append(body)
+        return {"text": "[2] > [1] > [3]", "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+
+    def judge(workspace):
+        ranker = create_ranker(
+            "llm_judge", mode="listwise", backend="openai", base_url="http://127.0.0.1:1/v1", max_retries=0
+        )
+        ranker.use_workspace(workspace)
+        return ranker
+
+    monkeypatch.setattr(OpenAIBackend, "_request", answer)
+    pair = make_pair(DOC, SUMMARY)
+    first = judge(tmp_path / "a")
+    assert first.backend_impl().cache.root == tmp_path / "a" / "llm_judge" / "requests"
+    assert first.score(pair) == [2.0, 3.0, 1.0] and len(sent) == 1
+    assert first.report()["requests"] == 1
+    assert [p.name for p in (tmp_path / "a" / "llm_judge" / "requests").iterdir()]  # a shard file
+
+    def refuse(self, body):
+        raise RankerError("no server here")
+
+    monkeypatch.setattr(OpenAIBackend, "_request", refuse)
+    again = judge(tmp_path / "a")
+    assert again.score(pair) == [2.0, 3.0, 1.0]  # from the cache: no request
+    assert again.report() == {"cache_hits": 1, "pairs": 1, "parsed_full": 1}
+    with pytest.raises(RankerError, match="no server here"):
+        judge(tmp_path / "b").score(pair)
+    # a new workspace means a new backend (the same one keeps it)
+    backend = again.backend_impl()
+    again.use_workspace(tmp_path / "a")
+    assert again.backend_impl() is backend
+    again.use_workspace(tmp_path / "b")
+    assert again.backend_impl().cache.root == tmp_path / "b" / "llm_judge" / "requests"
+
+
 @pytest.mark.parametrize("native", [True, False])
 def test_local_judge_keys_the_resolved_dtype_never_auto(monkeypatch, native):
     from sourcesum.rankers.lm import models
 
     monkeypatch.setattr(models, "cpu_has_native_bf16", lambda: native)
-    judge = create_ranker("llm_judge", dtype="auto", device="cpu")
-    assert judge.get_params()["dtype"] == ("bfloat16" if native else "float32")
-    served = create_ranker("llm_judge", backend="openai", base_url="http://127.0.0.1:1/v1", dtype="auto")
+    expected = "bfloat16" if native else "float32"
+    judge = create_ranker("llm_judge", mode="listwise", dtype="auto", device="cpu")
+    assert judge.get_params()["dtype"] == expected
+    config = Configuration.of("llm_judge", {"mode": "listwise", "dtype": "auto", "device": "cpu"})
+    assert config.params == judge.get_params()
+    # the default configuration (the paper's v2 prompt), without an instance nor its prompt file
+    default = Configuration.of("llm_judge", {"dtype": "auto", "device": "cpu"})
+    assert default.params["dtype"] == expected and default.params["template"] == "auto"
+    assert ("dtype=bfloat16" in default.label) is native
+    served = create_ranker(
+        "llm_judge", mode="listwise", backend="openai", base_url="http://127.0.0.1:1/v1", dtype="auto"
+    )
     assert served.get_params()["dtype"] == "auto"  # a server picks its own precision
+    served_config = Configuration.of(
+        "llm_judge", {"backend": "openai", "base_url": "http://127.0.0.1:1/v1", "dtype": "auto"}
+    )
+    assert served_config.params["dtype"] == "auto"

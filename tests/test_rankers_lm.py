@@ -1,15 +1,15 @@
 """LM rankers: tiny causal and seq2seq models built from configs (fast, exact against the naive
-one-forward-per-ablation computation), plus one real check with SmolLM2-135M."""
+one-forward-per-ablation computation; the runner's document sharing on the synthetic splits),
+plus real checks with SmolLM2-135M (the committed scores on the real splits: ``real_data``)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from helpers import make_pair, tiny_bart, tiny_llama, tiny_tokenizer
-from sourcesum.data import Split, load_split, main_splits
+from helpers import make_pair, make_split, tiny_bart, tiny_llama, tiny_tokenizer
+from sourcesum.configs import Configuration
+from sourcesum.data import dataset, load_split
 from sourcesum.errors import SourceSumError
 from sourcesum.paths import PROJECT_ROOT
 from sourcesum.rankers import RANKERS, create_ranker
@@ -125,7 +125,8 @@ def test_pmi_rejects_seq2seq(tiny_seq2seq):
 
 
 def _reference_attention(model, ids, query_from, starts, lengths, layers=slice(None)):
-    out = model(input_ids=torch.tensor([ids]), output_attentions=True)
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([ids]), output_attentions=True)
     stacked = torch.stack(out.attentions[layers]).mean(dim=(0, 2))[0]  # (Q, K)
     queries = stacked[query_from:]
     return [float(queries[:, s : s + n].sum()) for s, n in zip(starts, lengths, strict=False)]
@@ -154,7 +155,8 @@ def test_seq2seq_attention_uses_cross_attention(tiny_seq2seq):
     row = create_ranker("attention", model="tiny-seq2seq").score(pair)
     context = seq2seq_context(tok, DOC)
     labels = torch.tensor([seq2seq_summary(tok, pair.summary)])
-    out = model(input_ids=torch.tensor([context.ids()]), labels=labels, output_attentions=True)
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([context.ids()]), labels=labels, output_attentions=True)
     mean = torch.stack(out.cross_attentions).mean(dim=(0, 2))[0]
     expected = [
         float(mean[:, s : s + len(seg)].sum())
@@ -193,26 +195,9 @@ def test_a_document_longer_than_the_context_window_names_the_pair(tiny_causal):
 
 # --- sharing is the runner's: LM rankers share work within the document groups handed over ----
 
-DOC2 = ["Scientists counted penguins on the island.", "Their number doubled in ten years."]
-
-
-def _hand_split(name, pairs):
-    return Split(name=name, path=Path(name), sha256="0" * 64, pairs=tuple(pairs))
-
-
-def _two_splits():
-    a = _hand_split(
-        "hand_a",
-        [
-            make_pair(DOC, SUMMARIES[0], pair_id="a0"),
-            make_pair(DOC2, "Penguins doubled.", pair_id="a1"),
-            make_pair(DOC, SUMMARIES[1], pair_id="a2"),
-        ],
-    )
-    b = _hand_split(
-        "hand_b", [make_pair(DOC, SUMMARIES[2], pair_id="b0"), make_pair(DOC, SUMMARIES[0], pair_id="b1")]
-    )
-    return a, b
+SHARING_SPLITS = ("synth_alpha_sys", "synth_alpha_ref", "synth_alpha_sys_all")
+"""Three splits on alpha's documents: the system and reference splits share their three, and
+the unfiltered split holds the system split's three pairs again (same summaries) and two more."""
 
 
 def _count_documents(ranker):
@@ -229,22 +214,29 @@ def _count_documents(ranker):
 
 @pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])
 def test_lm_rankers_score_a_document_once_for_all_its_splits(tiny_causal, tmp_path, name):
-    a, b = _two_splits()
+    system, reference, unfiltered = (load_split(n) for n in SHARING_SPLITS)
+    assert [p.document_key for p in system] == [p.document_key for p in reference]
+    assert [p.summary for p in system] == [p.summary for p in unfiltered.pairs[:3]]
     ranker = create_ranker(name, model="tiny-causal", batch_size=2)
     calls = _count_documents(ranker)
-    runs = run_splits(ranker, [a, b], ScoreStore(tmp_path / "both"), progress=False)
-    # one call per document; DOC's summaries from both splits together, b1 (= a0's summary) not twice
-    assert calls == [SUMMARIES, ["Penguins doubled."]]
-    scores = {pid: v for run in runs for pid, v in run.entry.scores.items()}
-    assert scores["b1"] == scores["a0"]
-    for pair in [*a, *b]:  # the same values as scoring the pair on its own
-        alone = create_ranker(name, model="tiny-causal").score(pair)
-        assert scores[pair.id] == pytest.approx(alone, abs=1e-5)
+    runs = run_splits(ranker, [system, reference, unfiltered], ScoreStore(tmp_path / "all"), progress=False)
+    # one call per document, with the summaries of all three splits together and the system
+    # summaries the unfiltered split repeats computed once; then the unfiltered split's own two
+    shared = [[s.summary, r.summary] for s, r in zip(system, reference, strict=True)]
+    assert calls == shared + [[p.summary] for p in unfiltered.pairs[3:]]
+    scores = {(run.split.name, pid): v for run in runs for pid, v in run.entry.scores.items()}
+    assert len(scores) == len(system) + len(reference) + len(unfiltered)
+    for pair in system:  # the repeated pairs get the very same values
+        assert scores["synth_alpha_sys_all", pair.id] == scores["synth_alpha_sys", pair.id]
+    for split in (system, reference, unfiltered):  # the same values as scoring the pair on its own
+        for pair in split:
+            alone = create_ranker(name, model="tiny-causal").score(pair)
+            assert scores[split.name, pair.id] == pytest.approx(alone, abs=1e-5)
 
     one = create_ranker(name, model="tiny-causal", batch_size=2)
     calls = _count_documents(one)
-    run_splits(one, [b], ScoreStore(tmp_path / "b"), progress=False)
-    assert calls == [[SUMMARIES[2], SUMMARIES[0]]]  # one split computes only its own pairs
+    run_splits(one, [reference], ScoreStore(tmp_path / "reference"), progress=False)
+    assert calls == [[p.summary] for p in reference]  # one split computes only its own pairs
 
 
 def test_lm_rankers_keep_no_scores_between_calls(tiny_causal):
@@ -262,6 +254,7 @@ def _first_document_ids(splits):
 
 
 @pytest.mark.slow
+@pytest.mark.real_data
 @pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])
 def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
     """The runner's cross-split document groups give the committed scores, under the same key.
@@ -271,7 +264,7 @@ def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
     the variants (rankers/lm/engine.py) changes float32 rounding, so perplexity_gain's scores
     differ from the committed ones by float32 noise (1.3e-6 measured here; the four-split
     comparison is in README's LM speed section); pmi and attention are held to 1e-6."""
-    splits = [load_split(s) for s in main_splits()]
+    splits = [load_split(s) for s in dataset("sourcesum").board_splits()]
     ids = _first_document_ids(splits)
     runs = run_splits(
         create_ranker(name, device="cpu"),
@@ -320,13 +313,43 @@ def test_auto_dtype_resolves_by_hardware_and_keys_the_store(tmp_path, monkeypatc
     assert ranker.get_params()["dtype"] == expected  # the key holds the precision used
     assert ("dtype=bfloat16" in ranker.label) is native
     assert hasattr(ranker.lm().model, "reduced_linears_dtype") is native
-    split = _hand_split("hand_a", _pairs())
+    split = make_split("hand_a", _pairs())
     entry = run_splits(ranker, [split], ScoreStore(tmp_path), progress=False)[0].entry
     assert entry.params["dtype"] == expected and "auto" not in entry.to_json()
     explicit = create_ranker("pmi", model="tiny-causal", dtype=expected, device="cpu")
     assert entry.key == run_splits(explicit, [split], ScoreStore(tmp_path), progress=False)[0].entry.key
     other = create_ranker("pmi", model="tiny-causal", dtype="float32" if native else "bfloat16")
     assert other.get_params()["dtype"] != expected  # another precision, another key
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention", "attribution"])
+def test_canonicalize_resolves_auto_dtype_without_an_instance(monkeypatch, name, native):
+    """A configuration's canonical parameters, label and key come from the class: dtype=auto
+    resolves for the device it would run on, as the instance does, without building one."""
+    from sourcesum.rankers.lm import models
+
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda: native)
+    expected = "bfloat16" if native else "float32"
+    cls = RANKERS.get(name)
+    made = create_ranker(name, dtype="auto", device="cpu").get_params()
+
+    def no_instances(*args, **kwargs):
+        raise AssertionError(f"{name} was instantiated")
+
+    monkeypatch.setattr(cls, "__new__", no_instances)
+    with pytest.raises(AssertionError, match="instantiated"):
+        create_ranker(name)
+    config = Configuration.of(name, {"dtype": "auto", "device": "cpu"})
+    assert config.params == made and config.params["dtype"] == expected and "device" not in config.params
+    assert ("dtype=bfloat16" in config.label) is native
+    assert cls.canonicalize({**config.params, "dtype": "auto"}, {"device": "cpu"})["dtype"] == expected
+    explicit = Configuration.of(name, {"dtype": expected})
+    assert config.entry_key("synth_alpha_sys", "0" * 64) == explicit.entry_key("synth_alpha_sys", "0" * 64)
+    other = Configuration.of(name, {"dtype": "float32" if native else "bfloat16"})
+    assert other.entry_key("synth_alpha_sys", "0" * 64) != config.entry_key("synth_alpha_sys", "0" * 64)
+    # the device decides: auto on mps is float32, whatever this CPU has
+    assert Configuration.of(name, {"dtype": "auto", "device": "mps"}).params["dtype"] == "float32"
 
 
 def test_length_buckets_sort_and_bound_batches():

@@ -1,10 +1,12 @@
 """The static site, rendered in a real headless Chromium (Selenium, the system's chromium and
 chromedriver). A missing browser is a failure, never a skip: CI installs it (.ci/run).
 
-The site is built once per module by the CLI from a small temporary store and declaration (lead,
-random and bm25 ranked, oracle as reference, the paper's published ROUGE-1 output, on the four
-main splits), the way `sourcesum
-leaderboard` builds the declared board; expectations come from the same declared board.
+The site is built once per module by the CLI, the way `sourcesum site` builds the declared
+board, from a small temporary store and a declaration on the synthetic dataset ``synthnews``
+(lead, random and bm25 ranked, oracle as reference, on its four board splits of three pairs);
+expectations come from the same declared board. The page budgets and the published rows are
+checked on a real board too (``real_data``: the same rankers on SourceSum's four main splits,
+plus the paper's published ROUGE-1 output).
 """
 
 from __future__ import annotations
@@ -17,18 +19,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sourcesum import paths
+from sourcesum.board import build_view, collect, collect_declared, read_declaration
+from sourcesum.board.pairs import explorer_data, pair_view
+from sourcesum.board.view import columns_of
 from sourcesum.browser import first_render_ms, headless_chromium, horizontal_overflow, set_viewport
 from sourcesum.cli import main
 from sourcesum.data import load_split
 from sourcesum.errors import SourceSumError
-from sourcesum.leaderboard import collect_declared, read_declaration
-from sourcesum.measures import NDCG
-from sourcesum.render import _columns
-from sourcesum.show import pair_view
-from sourcesum.site import EXPLORER_BUDGET, INDEX_BUDGET, INDEX_FILE, build_site, embed_json, explorer_file
+from sourcesum.measures import DEFAULT_MEASURES, NDCG, parse_measures
+from sourcesum.outputs.site import (
+    EXPLORER_BUDGET,
+    INDEX_BUDGET,
+    INDEX_FILE,
+    PLOT_FILE,
+    build_site,
+    embed_json,
+    explorer_file,
+)
 from sourcesum.store import ScoreStore
 
-DECLARATION = """
+ROWS = """
 [[rows]]
 ranker = "lead"
 
@@ -40,42 +50,44 @@ ranker = "bm25"
 
 [[references]]
 ranker = "oracle"
-
-[[published]]
-method = "rouge1"
 """
+SYNTHETIC_DECLARATION = 'dataset = "synthnews"\n' + ROWS
+REAL_DECLARATION = ROWS + '\n[[published]]\nmethod = "rouge1"\n'
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory):
+def build(root: Path, declaration_text: str, splits: str):
     """(site folder, leaderboard, CLI arguments that select it): the site written by
     ``sourcesum site`` from a temporary store (the committed one is swapped for an empty folder,
     the statistics memo goes to a temporary cache)."""
-    root = tmp_path_factory.mktemp("site")
     scores, declaration, out = root / "scores", root / "leaderboard.toml", root / "site"
-    declaration.write_text(DECLARATION)
+    declaration.write_text(declaration_text)
     selection = ["--declaration", str(declaration), "--scores-dir", str(scores)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(paths, "COMMITTED_SCORES_DIR", root / "committed")
         patch.setenv("SOURCESUM_CACHE_DIR", str(root / "cache"))
-        assert (
-            main(
-                [
-                    "run",
-                    "--ranker",
-                    "lead,random,bm25,oracle",
-                    "--split",
-                    "all",
-                    "--scores-dir",
-                    str(scores),
-                    "--no-progress",
-                ]
-            )
-            == 0
-        )
+        run = ["run", "--ranker", "lead,random,bm25,oracle", "--split", splits, "--scores-dir", str(scores)]
+        assert main([*run, "--no-progress"]) == 0
         assert main(["site", "-o", str(out)] + selection) == 0
         board = collect_declared(read_declaration(declaration), ScoreStore(scores, writable=False))
     return out, board, selection
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory):
+    """The synthetic site (module docstring)."""
+    return build(tmp_path_factory.mktemp("site"), SYNTHETIC_DECLARATION, "synthnews")
+
+
+@pytest.fixture(scope="module")
+def built_real(tmp_path_factory: pytest.TempPathFactory):
+    """The real site: only for tests marked ``real_data`` (module docstring)."""
+    return build(tmp_path_factory.mktemp("real-site"), REAL_DECLARATION, "all")
+
+
+@pytest.fixture(params=["synthetic", pytest.param("real", marks=[pytest.mark.real_data, pytest.mark.slow])])
+def any_built(request):
+    """Each site in turn: the synthetic one, and the real one (with a published row)."""
+    return request.getfixturevalue("built" if request.param == "synthetic" else "built_real")
 
 
 @pytest.fixture(scope="module")
@@ -102,18 +114,41 @@ def texts(driver, selector: str, attribute: str | None = None) -> list[str]:
     return driver.execute_script(script, selector, attribute)
 
 
+def embedded(page: Path) -> dict:
+    """The JSON an explorer page embeds."""
+    html = page.read_text(encoding="utf-8")
+    match = re.search(r'<script type="application/json" id="data">(.*?)</script>', html, re.S)
+    assert match is not None, page.name
+    return json.loads(match.group(1))
+
+
+def expected_order(per_pair_a, per_pair_b) -> list[int]:
+    """Pair indices as the explorer lists them: largest A - B first, pairs where either value
+    is undefined last, ties in pair order."""
+    delta = np.asarray(per_pair_a, dtype=float) - np.asarray(per_pair_b, dtype=float)
+    return sorted(range(len(delta)), key=lambda i: (not np.isfinite(delta[i]), -np.nan_to_num(delta[i]), i))
+
+
 def test_cli_writes_every_page(built):
     out, board, _ = built
     names = {p.name for p in out.iterdir()}
-    assert {INDEX_FILE, "plot.png", "CITATION.cff"} <= names
+    assert {INDEX_FILE, PLOT_FILE, "CITATION.cff"} <= names
     assert {explorer_file(s.name) for s in board.splits} <= names
-    assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [s.name for s in board.splits] == [
+        "synth_alpha_sys",
+        "synth_alpha_ref",
+        "synth_beta_sys",
+        "synth_beta_ref",
+    ]
+    assert (out / PLOT_FILE).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    index = (out / INDEX_FILE).read_text(encoding="utf-8")
+    assert "<h1>SynthNews leaderboard</h1>" in index and 'id="published-rows"' not in index
 
 
 def test_build_is_deterministic_and_refuses_a_file_as_output(built, tmp_path, capsys):
     out, board, selection = built
     again = tmp_path / "again"
-    build_site(board, again)
+    build_site(build_view(board), {s.name: explorer_data(board, s.name) for s in board.splits}, again)
     for path in out.iterdir():
         assert (again / path.name).read_bytes() == path.read_bytes(), path.name
     target = tmp_path / "a-file"
@@ -138,15 +173,83 @@ def test_pages_load_nothing_from_outside_the_folder(built):
                 assert "//" not in reference and (out / reference).is_file(), (page.name, reference)
 
 
-@pytest.mark.slow  # drives headless Chromium
-def test_every_leaderboard_row_and_value_is_on_the_page(built, browser):
+def test_explorer_pages_embed_the_default_measures_of_the_board(built):
+    """`sourcesum site` renders the board's default measures; each page embeds exactly
+    explorer_data of its split."""
     out, board, _ = built
+    assert tuple(board.measures) == tuple(DEFAULT_MEASURES)
+    for split in board.splits:
+        data = embedded(out / explorer_file(split.name))
+        assert data == explorer_data(board, split.name)
+        assert data["measures"] == [{"key": "ndcg", "name": "NDCG"}, {"key": "map", "name": "MAP"}]
+        assert all(set(pair["values"]) == {"ndcg", "map"} for pair in data["pairs"])
+
+
+def test_explorer_data_lists_every_board_measure(built):
+    """A board of other measures: the explorer names each (key, display name) and carries every
+    pair's value of each for every row (null where undefined), rows in leaderboard order."""
+    _, board, selection = built
+    store = ScoreStore(Path(selection[3]), writable=False)
+    measures = parse_measures("nDCG,AP,RR,P@2")
+    other = collect_declared(read_declaration(Path(selection[1])), store, measures=measures, with_stats=False)
+    split = load_split("synth_alpha_ref")
+    data = explorer_data(other, split.name)
+    assert data["split"] == split.name and data["title"] == "Alpha-Ref"
+    assert data["measures"] == [{"key": m.json_key, "name": m.display_name} for m in measures]
+    assert [m["key"] for m in data["measures"]] == ["ndcg", "map", "RR", "P@2"]
+    rows = other.ranked_rows + other.reference_rows
+    assert data["rankers"] == [{"label": r.label, "reference": r.reference} for r in rows]
+    assert rows[-1].label == "oracle" and [r.label for r in rows[:3]] == [r.label for r in board.ranked_rows]
+    assert len(data["pairs"]) == len(split) and len(data["docs"]) == 3  # three documents
+    nulls = 0
+    for i, (pair, item) in enumerate(zip(split.pairs, data["pairs"], strict=True)):
+        assert item["id"] == pair.id and data["docs"][item["doc"]] == list(pair.sentences)
+        assert item["votes"] == [list(v) for v in split.judgment(pair.id).votes]
+        for measure in measures:
+            expected = [r.evaluations[split.name].per_pair[measure.name].iloc[i] for r in rows]
+            shown = item["values"][measure.json_key]
+            assert len(shown) == len(rows)
+            for value, want in zip(shown, expected, strict=True):
+                assert (value is None and math.isnan(want)) or value == want
+                nulls += value is None
+        for j, row in enumerate(rows):
+            scores = row.entries[split.name].scores[pair.id]
+            assert item["scores"][j] == pytest.approx(scores, rel=5e-4, abs=1e-12)  # 4 significant digits
+            assert item["ranks"][j] == [1 + sum(o > s for o in scores) for s in scores]
+    # one pair of Alpha-Ref has a single annotator, none of whose sentences has 2 votes: MAP and
+    # RR are undefined there, P@2 is 0
+    (empty,) = [i for i, p in enumerate(split.pairs) if not any(split.binary(p.id))]
+    assert nulls == 2 * len(rows)
+    assert data["pairs"][empty]["values"]["map"] == data["pairs"][empty]["values"]["RR"] == [None] * len(rows)
+    assert data["pairs"][empty]["values"]["P@2"] == [0.0] * len(rows)
+
+
+def test_explorer_data_of_a_dataset_without_votes(scores_dir, capsys):
+    """synthclaims has graded labels but no per-annotator votes: each sentence's "votes" is its
+    graded relevance as a one-item list."""
+    assert main(["run", "--ranker", "lead,oracle", "--split", "synthclaims", "--no-progress"]) == 0
+    capsys.readouterr()
+    from sourcesum.store import open_stores
+
+    board = collect(open_stores(), with_stats=False, published=False, dataset_name="synthclaims")
+    split = load_split("synth_claims")
+    data = explorer_data(board, split.name)
+    assert [r["label"] for r in data["rankers"]] == ["lead", "oracle"]
+    for pair, item in zip(split.pairs, data["pairs"], strict=True):
+        assert item["votes"] == [[float(g)] for g in split.graded(pair.id)]
+    assert data["pairs"][3]["values"]["ndcg"] == [None, None]  # a claim no sentence supports
+
+
+@pytest.mark.slow  # drives headless Chromium
+def test_every_leaderboard_row_and_value_is_on_the_page(any_built, browser):
+    out, board, _ = any_built
     open_page(browser, out / INDEX_FILE)
     assert texts(browser, "#leaderboard tbody th") == [r.label for r in board.ranked_rows]
     assert texts(browser, "#reference-rows tbody th") == [r.label for r in board.reference_rows]
-    assert texts(browser, "#published-rows tbody th") == [r.label for r in board.published_rows] != []
+    assert texts(browser, "#published-rows tbody th") == [r.label for r in board.published_rows]
+    assert (board.published_rows != []) == (board.dataset.name == "sourcesum")
     assert texts(browser, "#human-table tbody th") == board.human.labels
-    columns = _columns(board)
+    columns = columns_of(board)
     tables = (
         ("leaderboard", board.ranked_rows),
         ("published-rows", board.published_rows),
@@ -156,8 +259,8 @@ def test_every_leaderboard_row_and_value_is_on_the_page(built, browser):
         for position, row in enumerate(rows, start=1):
             cells = texts(browser, f"#{table} tbody tr:nth-child({position}) td", "data-v")
             assert len(cells) == len(columns)
-            for cell, (_, split, measure) in zip(cells, columns, strict=True):
-                expected = row.value(split, measure)
+            for cell, column in zip(cells, columns, strict=True):
+                expected = row.value(column.split, column.measure)
                 assert (cell == "") if not math.isfinite(expected) else float(cell) == expected
     # Significance marks: one bold best per column among rankers and published rows, daggers
     # where the test says "not worse".
@@ -165,10 +268,12 @@ def test_every_leaderboard_row_and_value_is_on_the_page(built, browser):
     assert len(texts(browser, competing.format("strong"))) == len(board.best)
     daggers = len(texts(browser, competing.format(".dagger")))
     assert daggers == sum(
-        row.not_worse_than_best(split, measure) and board.best.get((split, measure)) != row.label
+        row.not_worse_than_best(c.split, c.measure)
+        and board.best.get((c.split, c.measure)) != row.label
+        and math.isfinite(row.value(c.split, c.measure))
         for row in board.competing_rows
-        for _, split, measure in columns
-        if split is not None
+        for c in columns
+        if c.split is not None
     )
     assert texts(browser, "#leaderboard td .ci")[0].startswith("[")
     assert len(texts(browser, "#ties-table tbody tr")) == sum(len(r.ties) for r in board.rows)
@@ -182,37 +287,38 @@ def test_sorting_works_on_every_column(built, browser):
     out, board, _ = built
     open_page(browser, out / INDEX_FILE)
     headers = browser.find_elements("css selector", "#leaderboard thead th button")
-    columns = [("Ranker", None, None)] + _columns(board)
+    columns = [None] + list(columns_of(board))
     assert len(headers) == len(columns)
-    for index, (header, (_, split, measure)) in enumerate(zip(headers, columns, strict=True), start=1):
+    for index, (header, column) in enumerate(zip(headers, columns, strict=True), start=1):
         for direction in ("first", "second"):
             header.click()
             labels = texts(browser, "#leaderboard tbody th")
             assert sorted(labels) == sorted(r.label for r in board.ranked_rows)
-            if measure is None:
+            if column is None:
                 expected = sorted(labels, key=str.lower, reverse=direction == "second")
                 assert labels == expected
                 continue
-            values = [board.row(label).value(split, measure) for label in labels]
+            values = [board.row(label).value(column.split, column.measure) for label in labels]
             # Numbers: largest first on the first click, smallest first on the second.
             assert values == sorted(values, reverse=direction == "first")
             shown = [float(v) for v in texts(browser, f"#leaderboard tbody td:nth-child({index})", "data-v")]
             assert shown == values  # the cells moved with their rows
         state = texts(browser, "#leaderboard thead th", "aria-sort")
-        assert state[index - 1] == ("descending" if measure is None else "ascending")
+        assert state[index - 1] == ("descending" if column is None else "ascending")
         assert state.count("none") == len(columns) - 1
 
 
 @pytest.mark.slow  # drives headless Chromium
 def test_opening_a_pair_shows_its_sentences_votes_and_scores(built, browser):
     out, board, _ = built
-    split = load_split("xsum_pegasus")
+    split = load_split("synth_alpha_sys")
     open_page(browser, out / explorer_file(split.name))
     a, b = board.ranked_rows[0], board.ranked_rows[1]
     assert browser.find_element("id", "ranker-a").get_attribute("value") == "0"
+    assert browser.find_element("id", "measure").get_attribute("value") == "0"  # the first measure
     # The pair list: sorted by NDCG(A) - NDCG(B), largest first, from the leaderboard's per-pair values.
     delta = a.evaluations[split.name].per_pair[NDCG.name] - b.evaluations[split.name].per_pair[NDCG.name]
-    expected = sorted(range(len(split)), key=lambda i: (-delta.iloc[i], i))
+    expected = expected_order(a.evaluations[split.name].values(NDCG), b.evaluations[split.name].values(NDCG))
     shown = [int(i) for i in texts(browser, "#pairs button", "data-pair")]
     assert shown == expected
     assert np.allclose(
@@ -232,8 +338,9 @@ def test_opening_a_pair_shows_its_sentences_votes_and_scores(built, browser):
     assert browser.find_element("id", "pair-id").text == pair.id
     assert browser.find_element("id", "summary").text == pair.summary
     assert texts(browser, "#sentences .text") == list(pair.sentences)
-    assert texts(browser, "#sentences > li", "data-votes") == [",".join(map(str, v)) for v in pair.votes]
-    view = pair_view(pair, board, [a.label, b.label, third.label])
+    votes = split.judgment(pair.id).votes
+    assert texts(browser, "#sentences > li", "data-votes") == [",".join(map(str, v)) for v in votes]
+    view = pair_view(split, pair, board, [a.label, b.label, third.label])
     for row in (a, b, third):
         ranks = texts(browser, f"#sentences .scores li[data-ranker='{row.label}']", "data-rank")
         scores = texts(browser, f"#sentences .scores li[data-ranker='{row.label}']", "data-score")
@@ -244,11 +351,13 @@ def test_opening_a_pair_shows_its_sentences_votes_and_scores(built, browser):
             rtol=1e-3,
             atol=1e-12,
         )
-    assert (
-        f"NDCG {a.evaluations[split.name].per_pair[NDCG.name][pair.id]:.4f}"
-        in texts(browser, "#pair-measures li")[0]
-    )
-    assert "#pair=" in browser.current_url  # the view can be linked
+    # the pair's value of every board measure, for each ranker shown
+    chips = texts(browser, "#pair-measures li")
+    assert len(chips) == 3 and chips[0].startswith(f"{a.label}: ")
+    for measure in board.measures:
+        value = a.evaluations[split.name].per_pair[measure.name][pair.id]
+        assert f"{measure.display_name} {value:.4f}" in chips[0]
+    assert "#pair=" in browser.current_url and "m=ndcg" in browser.current_url  # the view can be linked
     linked = browser.current_url
     browser.get("about:blank")
     browser.get(linked)
@@ -256,13 +365,76 @@ def test_opening_a_pair_shows_its_sentences_votes_and_scores(built, browser):
     assert len(texts(browser, "#sentences .scores li")) == 3 * pair.n_sentences
 
 
+def choose_measure(driver, index: int) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", "measure")).select_by_value(str(index))
+
+
 @pytest.mark.slow  # drives headless Chromium
-def test_budgets_size_first_render_and_no_horizontal_scrolling(built, browser):
-    out, board, _ = built
-    index_size = (out / INDEX_FILE).stat().st_size + (out / "plot.png").stat().st_size
-    assert index_size <= INDEX_BUDGET
-    for split in board.splits:
-        assert (out / explorer_file(split.name)).stat().st_size <= EXPLORER_BUDGET, split.name
+def test_the_explorer_sorts_pairs_by_the_chosen_measure(built, browser, tmp_path):
+    """The measure select lists every board measure (the CLI's site: NDCG and MAP; a site built
+    from a board of nDCG, AP and RR: all three) and re-sorts the pairs by the chosen one; the
+    hash keeps it (m=KEY), so a link reopens the same list."""
+    out, board, selection = built
+    split = load_split("synth_alpha_ref")  # MAP is undefined on one of its pairs
+    a, b = board.ranked_rows[0], board.ranked_rows[1]
+    orders = [
+        expected_order(a.evaluations[split.name].values(m), b.evaluations[split.name].values(m))
+        for m in board.measures
+    ]
+    assert orders[0] != orders[1]  # so the list shows which measure it is sorted by
+    open_page(browser, out / explorer_file(split.name))
+    assert texts(browser, "#measure option") == [m.display_name for m in board.measures] == ["NDCG", "MAP"]
+    assert [int(i) for i in texts(browser, "#pairs button", "data-pair")] == orders[0]
+    for index, measure in reversed(list(enumerate(board.measures))):
+        choose_measure(browser, index)
+        shown = [int(i) for i in texts(browser, "#pairs button", "data-pair")]
+        assert shown == orders[index], measure.name
+        assert f"m={measure.json_key}" in browser.current_url
+    choose_measure(browser, 1)
+    linked = browser.current_url
+    browser.get("about:blank")
+    browser.get(linked)
+    assert browser.find_element("id", "measure").get_attribute("value") == "1"
+    assert [int(i) for i in texts(browser, "#pairs button", "data-pair")] == orders[1]
+    undefined = texts(browser, "#pairs button", "data-delta")
+    assert undefined[-1] == "" and all(undefined[:-1])  # the pair without MAP comes last
+
+    # a board of other measures, built in Python
+    measures = parse_measures("nDCG,AP,RR")
+    other = collect_declared(
+        read_declaration(Path(selection[1])),
+        ScoreStore(Path(selection[3]), writable=False),
+        measures=measures,
+    )
+    site = tmp_path / "site"
+    build_site(build_view(other), {s.name: explorer_data(other, s.name) for s in other.splits}, site)
+    split = load_split("synth_alpha_sys")
+    open_page(browser, site / explorer_file(split.name))
+    assert texts(browser, "#measure option") == [m.display_name for m in measures] == ["NDCG", "MAP", "RR"]
+    a, b = other.ranked_rows[0], other.ranked_rows[1]
+    by_ndcg, by_rr = (
+        expected_order(a.evaluations[split.name].values(m), b.evaluations[split.name].values(m))
+        for m in (measures[0], measures[2])
+    )
+    assert by_ndcg != by_rr  # so the list shows which measure it is sorted by
+    assert [int(i) for i in texts(browser, "#pairs button", "data-pair")] == by_ndcg
+    choose_measure(browser, 2)
+    assert [int(i) for i in texts(browser, "#pairs button", "data-pair")] == by_rr
+    deltas = [float(d) for d in texts(browser, "#pairs button", "data-delta")]
+    rr = measures[2]
+    assert deltas == pytest.approx(
+        [a.evaluations[split.name].values(rr)[i] - b.evaluations[split.name].values(rr)[i] for i in by_rr]
+    )
+    assert "m=RR" in browser.current_url
+    chip = texts(browser, "#pair-measures li")[0]
+    assert all(f"{m.display_name} " in chip for m in measures)
+
+
+@pytest.mark.slow  # drives headless Chromium
+def test_first_render_and_no_horizontal_scrolling(any_built, browser):
+    out, board, _ = any_built
     pages = [out / INDEX_FILE] + [out / explorer_file(s.name) for s in board.splits]
     browser.get_log("browser")  # drop earlier messages
     for page in pages:
@@ -275,3 +447,15 @@ def test_budgets_size_first_render_and_no_horizontal_scrolling(built, browser):
         if page.name != INDEX_FILE:  # a pair with its scores open, as a reader sees it
             browser.find_element("css selector", "#rankers input[value='2']").click()
         assert horizontal_overflow(browser) == [], page.name
+
+
+@pytest.mark.real_data
+@pytest.mark.slow  # computes bm25 on the four main splits
+def test_page_sizes_within_budgets(built_real):
+    """On SourceSum's four main splits (505 pairs at most) with five rows."""
+    out, board, _ = built_real
+    index_size = (out / INDEX_FILE).stat().st_size + (out / PLOT_FILE).stat().st_size
+    assert index_size <= INDEX_BUDGET
+    for split in board.splits:
+        assert (out / explorer_file(split.name)).stat().st_size <= EXPLORER_BUDGET, split.name
+    assert [r.label for r in board.published_rows] == ["published: ROUGE-1"]

@@ -28,8 +28,7 @@ def pair() -> Pair:
         summary=SUMMARY,
         document=" ".join(SENTENCES),
         reference_summary=SUMMARY,
-        votes=((0,), (1,), (0,)),
-    )
+    )  # inputs only: a ranker never sees labels
 
 
 def test_recall_is_the_share_of_summary_words_in_the_sentence():
