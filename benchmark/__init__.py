@@ -1,3 +1,3 @@
 """SourceSum Bench: a benchmark harness for source sentence detection in summarization."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
