@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import declaration
 from sourcesum import stats
 from sourcesum.board.statistics import resampling_clusters
 from sourcesum.cli import main
@@ -235,20 +236,7 @@ def test_leaderboard_all_adds_the_published_systems(capsys, scores_dir, tmp_path
     assert len(published) == 30  # 8 methods, 4 splits each but cross-attention (2)
 
 
-DECLARATION = """dataset = "synthnews"
-
-[[rows]]
-ranker = "lead"
-
-[[rows]]
-ranker = "random"
-
-[[rows]]
-ranker = "bm25"
-
-[[references]]
-ranker = "oracle"
-"""
+DECLARATION = declaration()
 
 
 def test_declared_board_of_another_dataset(capsys, scores_dir, tmp_path):

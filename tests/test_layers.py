@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import declaration
 from sourcesum.configs import Configuration
 from sourcesum.data import dataset, load_split
 from sourcesum.rankers import create_ranker
@@ -30,32 +31,16 @@ FABRICATED = (
     ("learned", {"rankers": "bm25,lead", "protocol": "cross-corpus"}),
     ("fusion", {"rankers": "bm25,lead"}),
 )
-DECLARATION = """dataset = "synthnews"
-
-[[rows]]
-ranker = "lead"
-
-[[rows]]
-ranker = "random"
-
-[[rows]]
-ranker = "bm25"
-
-[[rows]]
-ranker = "llm_judge"
-params = { dtype = "float32" }
-
-[[rows]]
-ranker = "learned"
-params = { rankers = "bm25,lead", protocol = "cross-corpus" }
-
-[[rows]]
-ranker = "fusion"
-params = { rankers = "bm25,lead" }
-
-[[references]]
-ranker = "oracle"
-"""
+DECLARATION = declaration(
+    rows=(
+        "lead",
+        "random",
+        "bm25",
+        ("llm_judge", '{ dtype = "float32" }'),
+        ("learned", '{ rankers = "bm25,lead", protocol = "cross-corpus" }'),
+        ("fusion", '{ rankers = "bm25,lead" }'),
+    )
+)
 
 
 def overlap_scores(pair) -> list[float]:

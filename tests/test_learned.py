@@ -42,6 +42,16 @@ from sourcesum.runner import base_scores, explain, run_splits, training_data
 from sourcesum.store import ScoreStore, StoreStack
 
 BASES = "bm25,rouge1"  # cheap on the synthetic splits; committed entries on the real ones
+FEATURES = [
+    "bm25:zscore",
+    "rouge1:zscore",
+    "position:relative",
+    "position:first",
+    "position:reciprocal",
+    "length:log_words",
+    "length:z_words",
+]
+"""The feature names of learned over BASES with the default position and length groups."""
 ALPHA = ("synth_alpha_sys", "synth_alpha_ref")
 BETA = ("synth_beta_sys", "synth_beta_ref")
 XSUM = ("xsum_pegasus", "xsum_reference")
@@ -336,15 +346,7 @@ def test_pair_features_are_the_normalised_bases_then_the_groups():
     pair = load_split("synth_alpha_sys").pairs[1]  # four sentences
     raw = np.array([[4.0, 0.0, 1.0, 1.0], [0.2, 0.9, 0.1, 0.5]])
     ranker = create_ranker("learned", rankers=BASES)
-    assert ranker.feature_names == [
-        "bm25:zscore",
-        "rouge1:zscore",
-        "position:relative",
-        "position:first",
-        "position:reciprocal",
-        "length:log_words",
-        "length:z_words",
-    ]
+    assert ranker.feature_names == FEATURES
     z = (raw - raw.mean(axis=1, keepdims=True)) / raw.std(axis=1, keepdims=True)
     expected = np.hstack([z.T, position_features(4), length_features(pair.sentences)])
     assert ranker.pair_features(pair, raw) == pytest.approx(expected)
@@ -379,16 +381,7 @@ def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(tmp_
     best = max(model["cv"], key=lambda row: row["objective"])  # the first of the best (grid order)
     assert [row for row in model["cv"] if row.get("selected")] == [best]
     assert (model["C"], model["l1_ratio"]) == (best["C"], best["l1_ratio"])
-    assert set(model["weights"]) == {
-        "bm25:zscore",
-        "rouge1:zscore",
-        "position:relative",
-        "position:first",
-        "position:reciprocal",
-        "length:log_words",
-        "length:z_words",
-        "(intercept)",
-    }
+    assert set(model["weights"]) == {*FEATURES, "(intercept)"}
     # the inner CV: 5 grouped folds per grid value, then the refit on every training pair; all
     # on the training corpus only, a document never on both sides of an inner split
     beta = {p.id: p.document_key for name in BETA for p in load_split(name)}

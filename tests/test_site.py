@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import declaration
 from sourcesum import paths
 from sourcesum.board import build_view, collect, collect_declared, read_declaration
 from sourcesum.board.pairs import explorer_data, pair_view
@@ -38,21 +39,8 @@ from sourcesum.outputs.site import (
 )
 from sourcesum.store import ScoreStore
 
-ROWS = """
-[[rows]]
-ranker = "lead"
-
-[[rows]]
-ranker = "random"
-
-[[rows]]
-ranker = "bm25"
-
-[[references]]
-ranker = "oracle"
-"""
-SYNTHETIC_DECLARATION = 'dataset = "synthnews"\n' + ROWS
-REAL_DECLARATION = ROWS + '\n[[published]]\nmethod = "rouge1"\n'
+SYNTHETIC_DECLARATION = declaration()
+REAL_DECLARATION = declaration(dataset=None, published=("rouge1",))
 
 
 def build(root: Path, declaration_text: str, splits: str):
