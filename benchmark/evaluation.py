@@ -54,6 +54,9 @@ class Evaluation:
     """The measures of ``per_pair``'s columns, in order."""
     nan_replaced: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    reasons: dict[Measure, dict[str, int]] = field(default_factory=dict)
+    """Per measure, why it is undefined on some pairs: ``no relevant sentence``, ``constant
+    relevance`` or ``constant scores`` (e.g. Spearman), with the number of pairs."""
     _means: dict[Measure, float] = field(default_factory=dict, repr=False, compare=False)
 
     def values(self, measure: Measure) -> np.ndarray:
@@ -80,10 +83,32 @@ class Evaluation:
                 undefined[measure.json_key] = missing
         if undefined:
             record["undefined"] = undefined
+            record["undefined_reasons"] = {m.json_key: dict(r) for m, r in self.reasons.items() if r}
         if self.nan_replaced:
             record["nan_replaced"] = self.nan_replaced
         record.update(self.extra)
         return record
+
+
+def undefined_reasons(qrels: Qrels, scores: np.ndarray, values: np.ndarray, relevance: str) -> dict[str, int]:
+    """Why ``values`` (one measure, per pair) is NaN where it is: the pair has no relevant
+    sentence, its relevance is constant, or its scores are constant."""
+    out: dict[str, int] = {}
+    rel = qrels.relevance(relevance)  # type: ignore[arg-type]
+    for row in np.flatnonzero(~np.isfinite(values)):
+        mask = qrels.mask[row]
+        grades, marks = rel[row, mask], scores[row, mask]
+        reason = (
+            "no relevant sentence"
+            if not grades.any()
+            else "constant relevance"
+            if np.all(grades == grades[0])
+            else "constant scores"
+            if np.all(marks == marks[0])
+            else "undefined"
+        )
+        out[reason] = out.get(reason, 0) + 1
+    return out
 
 
 def evaluate_split(
@@ -96,8 +121,17 @@ def evaluate_split(
 ) -> Evaluation:
     """Per-pair values of ``measures`` for ``scores`` (pair id -> one score per sentence,
     checked by :class:`~sourcesum.qrels.Run`) against the split's :class:`~sourcesum.qrels.Qrels`."""
-    values = evaluate(Qrels.of_split(split), Run.of_split(split, scores, source).values, measures, tiebreak)
+    qrels = Qrels.of_split(split)
+    padded = Run.of_split(split, scores, source).values
+    values = evaluate(qrels, padded, measures, tiebreak)
     frame = pd.DataFrame(
         {m.name: v for m, v in values.items()}, index=pd.Index([p.id for p in split], name="pair_id")
     )
-    return Evaluation(system=system, split=split.name, per_pair=frame, measures=list(measures))
+    reasons = {
+        m: undefined_reasons(qrels, padded, v, m.relevance)
+        for m, v in values.items()
+        if not np.isfinite(v).all()
+    }
+    return Evaluation(
+        system=system, split=split.name, per_pair=frame, measures=list(measures), reasons=reasons
+    )

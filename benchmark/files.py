@@ -32,6 +32,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:  # e.g. a full disk: say which file could not be written
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -82,3 +85,46 @@ def update_json_locked(
     """Merge ``values`` into the JSON object at ``path`` under its lock (values on disk that
     ``values`` lacks are kept); returns the merged object."""
     return update_locked(path, read, lambda current: {**(current or {}), **values}, render)
+
+
+def owned_files(folder: Path, index_name: str) -> set[str]:
+    """The files an earlier run of one of our writers listed in ``folder / index_name`` (an
+    object with a ``files`` member); empty when there is no index. A damaged index is an error:
+    the folder cannot be told apart from someone else's."""
+    from sourcesum.errors import SourceSumError
+
+    index = folder / index_name
+    if not index.is_file():
+        return set()
+    try:
+        return set(json.loads(index.read_text(encoding="utf-8"))["files"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as exc:
+        raise SourceSumError(f"{index}: not an index of ours ({exc}); choose another folder") from exc
+
+
+def check_folder_target(folder: Path, planned: list[str], index_name: str, command: str) -> None:
+    """Refuse to write into ``folder`` if it is a file, or if any ``planned`` file exists there
+    without being listed in the folder's index (so written by someone else)."""
+    from sourcesum.errors import SourceSumError
+
+    if folder.exists() and not folder.is_dir():
+        raise SourceSumError(f"{command} {folder}: is a file, not a folder")
+    ours = owned_files(folder, index_name)
+    foreign = [name for name in planned if (folder / name).exists() and name not in ours]
+    if foreign:
+        raise SourceSumError(
+            f"{command} {folder}: would overwrite {len(foreign)} file(s) that it did not write, e.g. "
+            f"{foreign[0]}; choose an empty or new folder"
+        )
+
+
+def check_file_target(path: Path, is_ours: Callable[[bytes], bool], command: str) -> None:
+    """Refuse to overwrite ``path`` unless it is absent or its bytes look like one of ours."""
+    from sourcesum.errors import SourceSumError
+
+    if path.is_dir():
+        raise SourceSumError(f"{command} {path}: is a folder, not a file")
+    if path.exists() and not is_ours(path.read_bytes()):
+        raise SourceSumError(
+            f"{command} {path}: exists and was not written by sourcesum; choose another file or remove it"
+        )

@@ -53,12 +53,12 @@ def merge_stores(sources: Sequence[Path], target: Path) -> MergeReport:
             if isinstance(entry, ScoreFileError):
                 raise entry
             groups.setdefault((entry.ranker, entry.split, entry.key), []).append((str(path), entry))
-    written = []
-    for (ranker, split, key), entries in groups.items():
+    merged = []
+    for (ranker, split, key), entries in groups.items():  # every merge checked before any write
         existing = out.load(ranker, split, key)
         if existing is not None:
             entries = [(str(out.path_for(ranker, split, key)), existing), *entries]
-        merged = merge_entries(entries)
-        out.save(merged)
-        written.append(merged)
-    return MergeReport(Path(target), len(seen), written)
+        merged.append(merge_entries(entries))
+    for entry in merged:
+        out.save(entry)
+    return MergeReport(Path(target), len(seen), merged)

@@ -19,6 +19,7 @@ import json
 import math
 import types
 import typing
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union
@@ -44,6 +45,9 @@ class Param:
     min: float | None = None
     max: float | None = None
     optional: bool = False
+    multiline: bool = False
+    """A string that may hold line breaks and tabs (a prompt template); other control characters
+    are refused in every string."""
 
     @property
     def accepts(self) -> str:
@@ -122,16 +126,41 @@ class Param:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise self._error(value, where)
         elif self.type is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise self._error(value, where)
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:
+                raise self._error(value, where) from None
+            if not math.isfinite(value):
+                raise self._error(value, where)
+            value = value + 0.0  # -0.0 and 0.0 are one value, one key
         elif self.type is str and not isinstance(value, str):
             raise self._error(value, where)
+        _check_no_control(value, where, "\n\t" if self.multiline else "")
         return value
 
     def _error(self, value: Any, where: str) -> ParameterError:
         shown = value if isinstance(value, str) else json.dumps(value, default=str)
         return ParameterError(f"parameter {where}={shown!s}: expected {self.accepts}")
+
+
+def _check_no_control(value: Any, where: str, allowed: str = "") -> None:
+    """No string in ``value`` (a string, or JSON lists and objects of them) holds a control
+    character other than ``allowed``: they would reach labels, tables and terminals."""
+    if isinstance(value, str):
+        control = next((c for c in value if unicodedata.category(c) == "Cc" and c not in allowed), None)
+        if control is not None:
+            raise ParameterError(
+                f"parameter {where}: contains the control character {control!r}, which strings may not"
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_no_control(key, where, allowed)
+            _check_no_control(item, where, allowed)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_no_control(item, where, allowed)
 
 
 def infer_param(annotation: Any, default: Any) -> Param:

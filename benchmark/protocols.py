@@ -110,6 +110,12 @@ class KFold(Protocol):
 
     def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
         folds, seed = int(spec.params["folds"]), int(spec.params["seed"])
+        documents = {p.document_key for p in split.pairs}
+        if folds > len(documents):
+            raise RankerError(
+                f"protocol kfold: {folds} folds need at least {folds} documents, split {split.name} has "
+                f"{len(documents)}; lower folds"
+            )
         fold_of = document_folds([p.document_key for p in split.pairs], folds, seed)
         position = split.index
         out = []

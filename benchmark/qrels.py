@@ -136,20 +136,44 @@ def _finite_error(
     return error(f"{source}: pair {pair.id} has a non-finite score ({value}) for sentence {index}")
 
 
+def _real(value: object) -> bool:
+    """A real number: Python or numpy ints and floats (not bool, not complex, not text)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
 def validated_row(
     pair: Sized,
-    scores: Sequence[float],
+    scores: object,
     source: str | Callable[[], str],
     error: type[SourceSumError] = ScoreFileError,
 ) -> list[float]:
-    """``scores`` as floats if they are numbers, one per sentence of ``pair``, all finite; else
-    ``error`` naming ``source`` and the pair. ``source`` may be a function giving the name, called
-    only on failure (a ranker's label is costly to build for every pair)."""
-    try:
-        values = [float(x) for x in scores]
-    except (TypeError, ValueError) as exc:
+    """``scores`` as floats if they are a sequence (list, tuple, 1-d array) of real numbers, one
+    per sentence of ``pair``, all finite; else ``error`` naming ``source`` and the pair.
+    Mappings, strings and other iterables are refused (their keys or characters are not
+    scores), and so are integers too large for a float. ``source`` may be a function giving the
+    name, called only on failure (a ranker's label is costly to build for every pair)."""
+
+    def fail(message: str) -> SourceSumError:
         name = source() if callable(source) else source
-        raise error(f"{name}: pair {pair.id} has non-numeric scores ({exc})") from exc
+        return error(f"{name}: pair {pair.id} {message}")
+
+    if isinstance(scores, np.ndarray):
+        if scores.ndim != 1:
+            raise fail(f"has scores of shape {scores.shape}, not one score per sentence")
+        items: Sequence[object] = scores.tolist()
+    elif isinstance(scores, (list, tuple)):
+        items = scores
+    else:
+        raise fail(f"has scores of type {type(scores).__name__}, not a list of numbers")
+    bad = next((x for x in items if not _real(x)), None)
+    if bad is not None:
+        raise fail(f"has a score {bad!r} of type {type(bad).__name__}, not a real number")
+    try:
+        values = [float(x) for x in items]  # type: ignore[arg-type]
+    except OverflowError:
+        raise fail("has an integer score too large for a float") from None
     if len(values) == pair.n_sentences and all(map(math.isfinite, values)):
         return values
     name = source() if callable(source) else source

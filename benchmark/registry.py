@@ -9,11 +9,15 @@ each entry point names a module (importing it runs its ``@register`` decorators)
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Mapping
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
 from sourcesum.errors import SourceSumError, UnknownNameError
+
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+"""What a registered name (ranker, dataset) looks like: ASCII letters, digits and ``_``."""
 
 T = TypeVar("T", bound=type)
 
@@ -53,8 +57,11 @@ class Registry(Generic[T]):
         if not (isinstance(cls, type) and issubclass(cls, self.base)):
             raise TypeError(f"{cls!r} is not a subclass of {self.base.__name__}")
         name = getattr(cls, "name", None)
-        if not isinstance(name, str) or not name or not name.replace("_", "").isalnum():
-            raise TypeError(f"{cls.__name__}.name must be a non-empty identifier, got {name!r}")
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            raise TypeError(
+                f"{cls.__name__}.name must match [A-Za-z][A-Za-z0-9_]* (ASCII, so no name can pass for "
+                f"another), got {name!r}"
+            )
         existing = self._classes.get(name)
         if existing is not None and existing is not cls:
             raise TypeError(

@@ -35,16 +35,17 @@ import hashlib
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from sourcesum.configs import Configuration
 from sourcesum.data import Pair, Split, load_split
-from sourcesum.errors import LabelAccessError, RankerError, SourceSumError
+from sourcesum.errors import LabelAccessError, RankerError, ScoreFileError, SourceSumError
 from sourcesum.protocols import Assignment, protocol
 from sourcesum.qrels import validated_row
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.context import BaseScores, TrainingData
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, agreed_libraries
 from tqdm.auto import tqdm
 
 
@@ -174,7 +175,7 @@ def group_batches(groups: Sequence[Sequence[Pair]], size: int) -> Iterator[list[
         yield batch
 
 
-def _named_error(ranker: Ranker, pair: Pair, exc: Exception) -> SourceSumError:
+def _named_error(ranker: Ranker, pair: Pair, exc: BaseException) -> SourceSumError:
     if isinstance(exc, LabelAccessError):
         return LabelAccessError(f"ranker {ranker.label} read a label: {exc}")
     if isinstance(exc, SourceSumError):
@@ -186,7 +187,7 @@ def _score_alone(ranker: Ranker, pair: Pair) -> list[float]:
     """``pair``'s validated scores from a one-pair ``score_batch``; errors name the pair."""
     try:
         results = ranker.score_batch([pair])
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the run silently
         raise _named_error(ranker, pair, exc) from exc
     if len(results) != 1:
         raise RankerError(
@@ -212,7 +213,7 @@ def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], record: Callable[[Pair, 
                 f"ranker {ranker.label} returned {len(results)} score lists for {len(chunk)} pairs "
                 f"(first pair {chunk[0].id})"
             )
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the run silently
         if len(chunk) == 1 or isinstance(exc, LabelAccessError):
             raise _named_error(ranker, chunk[0], exc) from exc
         warnings.warn(
@@ -241,9 +242,19 @@ def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], record: Callable[[Pair, 
 def _new_entry(
     config: Configuration, ranker: Ranker, split: Split, store: ScoreStore | StoreStack
 ) -> ScoreEntry:
+    """The entry of ``config`` on ``split``: from the store (possibly partial), else a new one
+    recording this environment's library versions and the ranker's provenance."""
     version = config.key_version(split.name)
     key = config.entry_key(split.name, split.sha256)
-    return store.load(config.ranker, split.name, key) or ScoreEntry(
+    found = store.load(config.ranker, split.name, key)
+    if found is not None:
+        if found.n_pairs != len(split) or not set(found.scores) <= set(split.index):
+            raise ScoreFileError(
+                f"{store.path_for(config.ranker, split.name, key)}: holds {found.n_pairs} pairs' worth of "
+                f"scores for split {split.name} ({len(split)} pairs), or pairs it does not have; delete it"
+            )
+        return found
+    return ScoreEntry(
         ranker=config.ranker,
         version=version,
         params=config.params,
@@ -252,7 +263,27 @@ def _new_entry(
         data_sha256=split.sha256,
         n_pairs=len(split),
         libraries=ranker.library_versions(),
+        provenance=ranker.provenance(),
     )
+
+
+def check_resumable(entry: ScoreEntry, ranker: Ranker, where: Path) -> None:
+    """A partial entry may be resumed only in an environment that would record the same
+    library versions (the harness's own excepted) and provenance; otherwise an error naming
+    both, so one entry never mixes scores of two environments."""
+    have = agreed_libraries(entry.libraries), entry.provenance
+    now = agreed_libraries(ranker.library_versions()), ranker.provenance()
+    if have != now:
+        differ = [
+            f"{name}: {have[i].get(name, 'absent')} in the entry, {now[i].get(name, 'absent')} here"
+            for i in (0, 1)
+            for name in sorted(set(have[i]) | set(now[i]))
+            if have[i].get(name) != now[i].get(name)
+        ]
+        raise ScoreFileError(
+            f"{where}: a partial entry computed under other versions ({'; '.join(differ)}); resume it "
+            "where it was made, or run into another --scores-dir (a new entry), or delete it"
+        )
 
 
 def _fit(ranker: Ranker, split: Split) -> None:
@@ -263,7 +294,7 @@ def _fit(ranker: Ranker, split: Split) -> None:
         raise LabelAccessError(f"ranker {ranker.label} read a label in fit(): {exc}") from exc
     except SourceSumError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the run silently
         raise RankerError(
             f"ranker {ranker.label} failed in fit() on split {split.name}: {type(exc).__name__}: {exc}"
         ) from exc
@@ -359,7 +390,7 @@ def _train(ranker: Ranker, assignment: Assignment, bases: BaseScores | None) -> 
         ranker.train(data)
     except SourceSumError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the run silently
         raise RankerError(
             f"ranker {ranker.label} failed in train() on {', '.join(data.trained_on)}: {type(exc).__name__}: {exc}"
         ) from exc
@@ -401,6 +432,11 @@ def run_splits(
     pending = [run for run in runs if any(p.id not in run.entry.scores for p in run.pairs)]
     if not pending:
         return runs
+    for run in pending:
+        if run.entry.scores:  # resuming: the same environment only
+            check_resumable(
+                run.entry, ranker, store.path_for(run.entry.ranker, run.split.name, run.entry.key)
+            )
     bases = base_scores(config, _needed_splits(config, pending), store) if config.bases else None
     if bases is not None:
         ranker.use_bases(bases)  # type: ignore[attr-defined]  # composites declare it

@@ -4,12 +4,20 @@ The key of a value is the sha256 of everything it depends on: the statistic's na
 version, the resample count and seed, the exact bytes of the per-pair value arrays and the
 resampling groups. An unchanged leaderboard therefore reuses every number, a changed entry
 recomputes only what it touches, and a stale value can never be returned. The memo lives in
-``$SOURCESUM_CACHE_DIR/stats.json`` (safe to delete) and is saved atomically under a file lock.
+``$SOURCESUM_CACHE_DIR/stats-v2.json`` (safe to delete) and is saved atomically under a file lock.
+
+The memo is a cache, not a source: every value is stored with a checksum of its key and value
+and, where the caller says what a value must look like (:data:`INTERVAL`, :data:`PVALUE`...),
+checked for that shape on read. A damaged, truncated or edited memo, a value of the wrong type
+or one edited without its checksum is recomputed, with one note on stderr; it never fails a
+command and never reaches a board.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +25,7 @@ from typing import Any
 import numpy as np
 from sourcesum import paths
 from sourcesum.files import read_json_object_or_empty, update_json_locked
+from sourcesum.hashing import sha256_hex
 
 CODE_VERSION = "1"
 """Bump when :mod:`sourcesum.stats` changes what it computes."""
@@ -35,6 +44,33 @@ def stats_key(
     return digest.hexdigest()
 
 
+Validator = Callable[[Any], bool]
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def INTERVAL(value: Any) -> bool:  # noqa: N802 - a named shape, used like a constant
+    """``[low, high]``: finite with ``low <= high``, or both NaN (a mean undefined on every pair)."""
+    if not isinstance(value, list) or len(value) != 2 or not all(isinstance(x, float) for x in value):
+        return False
+    return (all(map(_finite, value)) and value[0] <= value[1]) or all(map(math.isnan, value))
+
+
+def PVALUE(value: Any) -> bool:  # noqa: N802
+    """A p-value: a finite number in (0, 1]."""
+    return _finite(value) and 0.0 < value <= 1.0
+
+
+def ANY(value: Any) -> bool:  # noqa: N802
+    return True
+
+
+def _seal(key: str, value: Any) -> dict[str, Any]:
+    return {"v": value, "c": sha256_hex([key, value])[:16]}
+
+
 class StatsCache:
     """``key -> JSON value`` memo backed by one file; ``None`` path = in memory only."""
 
@@ -42,15 +78,30 @@ class StatsCache:
         self.path = path
         self.values: dict[str, Any] = {}
         self.dirty = False
+        self.discarded = 0
         if path is not None and path.is_file():
-            self.values = read_json_object_or_empty(path)  # a damaged memo is only a lost speed-up
+            raw = read_json_object_or_empty(path)  # a damaged file is only a lost speed-up
+            if not raw and path.stat().st_size > 2:
+                self.discarded += 1
+            for key, sealed in raw.items():
+                if (
+                    isinstance(sealed, dict)
+                    and set(sealed) == {"v", "c"}
+                    and sealed["c"] == _seal(key, sealed["v"])["c"]
+                ):
+                    self.values[key] = sealed["v"]
+                else:
+                    self.discarded += 1
 
     @classmethod
     def default(cls) -> StatsCache:
-        return cls(paths.cache_dir() / "stats.json")
+        return cls(paths.cache_dir() / "stats-v2.json")
 
-    def get(self, key: str, compute: Callable[[], Any]) -> Any:
-        if key not in self.values:
+    def get(self, key: str, compute: Callable[[], Any], valid: Validator = ANY) -> Any:
+        """The value of ``key``, computed (and memoised) when absent or not ``valid``."""
+        if key not in self.values or not valid(self.values[key]):
+            if key in self.values:
+                self.discarded += 1
             self.put(key, compute())
         return self.values[key]
 
@@ -65,19 +116,47 @@ class StatsCache:
         return key in self.values
 
     def save(self) -> None:
-        """Merge with what is on disk (another process may have added values) and write."""
+        """Merge with what is on disk (another process may have added values) and write; say
+        once how many damaged values were recomputed."""
+        if self.discarded:
+            where = f" {self.path}" if self.path else ""
+            print(
+                f"note: the statistics memo{where} held {self.discarded} damaged or invalid value(s); "
+                "they were recomputed",
+                file=sys.stderr,
+            )
+            self.discarded = 0
         if self.path is None or not self.dirty:
             return
-        update_json_locked(self.path, self.values)
+        update_json_locked(
+            self.path,
+            {key: _seal(key, value) for key, value in self.values.items()},
+            read=_read_sealed,
+        )
         self.dirty = False
 
 
+def _read_sealed(path: Path) -> dict[str, Any]:
+    """What is on disk, keeping only sealed values whose checksum holds."""
+    return {
+        key: sealed
+        for key, sealed in read_json_object_or_empty(path).items()
+        if isinstance(sealed, dict)
+        and set(sealed) == {"v", "c"}
+        and sealed["c"] == _seal(key, sealed["v"])["c"]
+    }
+
+
 def memoised(
-    cache: StatsCache, keys: Sequence[str], compute_missing: Callable[[list[int]], Sequence[Any]]
+    cache: StatsCache,
+    keys: Sequence[str],
+    compute_missing: Callable[[list[int]], Sequence[Any]],
+    valid: Validator = ANY,
 ) -> list[Any]:
-    """The values of ``keys``: from ``cache``, the missing ones computed together by
-    ``compute_missing(indices of the missing keys)`` (one batched call) and memoised."""
-    missing = [i for i, key in enumerate(keys) if key not in cache]
+    """The values of ``keys``: from ``cache`` where present and ``valid``, the others computed
+    together by ``compute_missing(indices)`` (one batched call) and memoised."""
+    missing = [i for i, key in enumerate(keys) if key not in cache or not valid(cache[key])]
+    cache.discarded += sum(1 for i in missing if keys[i] in cache)
     if missing:
         for i, value in zip(missing, compute_missing(missing), strict=True):
             cache.put(keys[i], value)

@@ -6,10 +6,17 @@ and the key changes, so a stale entry is never reused. Files live at
 under ``data/scores`` for the leaderboard), and may be partial: the runner resumes an interrupted
 run from the pairs already there.
 
-Every entry verifies itself on load: its header (format, ranker, version, params, split, data
-sha256, key) must agree with its path and key, and ``scores_sha256`` with its scores; any mismatch
-is a :class:`~sourcesum.errors.ScoreFileError` naming the file and how to recompute it, never a
-result. The header also records the versions of the libraries that produced the scores.
+Every entry verifies itself on load (format ``sourcesum-scores/3``): its key must agree with its
+ranker, version, parameters and data sha256 and with its path, ``scores_sha256`` with its
+scores, and ``header_sha256`` with every other header field (label, pair count, libraries,
+provenance included), so an edit anywhere is a :class:`~sourcesum.errors.ScoreFileError` naming
+the file and how to recompute it, never a result. A checksum catches damage, not a forgery (a
+file rewritten with its checksums recomputed is valid): ``sourcesum verify`` recomputes an
+entry's scores with the installed ranker. The header records the versions of the libraries and
+the package that produced the scores (``libraries``) and what else they come from
+(``provenance``, e.g. a model's weights); entries merged into one, and runs resumed from one,
+must agree on both (the harness's own version excepted: the ranker's ``version`` tracks code
+changes). Format 1 and 2 entries are read only by ``sourcesum migrate``.
 
 Saving merges under a file lock (``filelock``): the file on disk ends as the union of the pairs
 of every writer, so concurrent runs on one entry never lose finished pairs.
@@ -30,9 +37,14 @@ from typing import Any
 from sourcesum.errors import ScoreFileError
 from sourcesum.files import update_locked, write_text_atomic
 from sourcesum.hashing import digest, sha256_hex
+from sourcesum.registry import NAME
 
-FORMAT = "sourcesum-scores/2"
-LEGACY_FORMATS = ("sourcesum-scores/1",)
+FORMAT = "sourcesum-scores/3"
+LEGACY_FORMATS = ("sourcesum-scores/1", "sourcesum-scores/2")
+HARNESS = "sourcesum-bench"
+"""The harness's own distribution: recorded in ``libraries`` but not part of what entries must
+agree on (a new harness release keeps every ranker's entries; the ranker ``version`` tracks
+scoring changes)."""
 
 
 def config_id(ranker: str, version: str, params: dict[str, Any]) -> str:
@@ -55,6 +67,32 @@ def recompute_hint(ranker: str, split: str) -> str:
     return f"delete it and recompute with `sourcesum run --ranker {ranker} --split {split}`"
 
 
+def agreed_libraries(libraries: dict[str, str]) -> dict[str, str]:
+    """The library versions entries must agree on: all but the harness's own."""
+    return {k: v for k, v in libraries.items() if k != HARNESS}
+
+
+def _strings(value: Any, what: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError(f"{what} must be an object of strings")
+    return dict(value)
+
+
+def _scores(value: Any) -> dict[str, list[float]]:
+    if not isinstance(value, dict):
+        raise ValueError("scores must be a JSON object")
+    out: dict[str, list[float]] = {}
+    for pair_id, row in value.items():
+        if not isinstance(row, list) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in row
+        ):
+            raise ValueError(f"pair {pair_id}: scores must be a list of numbers")
+        out[str(pair_id)] = [float(x) for x in row]
+    return out
+
+
 @dataclass
 class ScoreEntry:
     """Scores of one ranker configuration on one split (possibly partial)."""
@@ -68,7 +106,9 @@ class ScoreEntry:
     n_pairs: int
     scores: dict[str, list[float]] = field(default_factory=dict)
     libraries: dict[str, str] = field(default_factory=dict)
-    """Versions of the libraries that produced the scores (provenance; not part of the key)."""
+    """Versions of the libraries (and the ranker's package) that produced the scores."""
+    provenance: dict[str, str] = field(default_factory=dict)
+    """What else the scores come from (e.g. a model's weights), from :meth:`Ranker.provenance`."""
 
     @property
     def key(self) -> str:
@@ -82,9 +122,10 @@ class ScoreEntry:
     def complete(self) -> bool:
         return len(self.scores) == self.n_pairs
 
-    def to_json(self) -> str:
-        """Canonical text: header fields, then one ``"pair id": [scores]`` line per pair."""
-        header = {
+    def header(self) -> dict[str, Any]:
+        """Every header field in file order, ``header_sha256`` last: the sha256 of the canonical
+        JSON of the fields before it (``scores_sha256`` among them)."""
+        header: dict[str, Any] = {
             "format": FORMAT,
             "ranker": self.ranker,
             "version": self.version,
@@ -95,17 +136,23 @@ class ScoreEntry:
             "n_pairs": self.n_pairs,
             "key": self.key,
             "libraries": dict(sorted(self.libraries.items())),
+            "provenance": dict(sorted(self.provenance.items())),
             "scores_sha256": scores_sha256(self.scores),
         }
-        lines = [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in header.items()]
+        header["header_sha256"] = sha256_hex(header)
+        return header
+
+    def to_json(self) -> str:
+        """Canonical text: header fields, then one ``"pair id": [scores]`` line per pair."""
+        lines = [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in self.header().items()]
         rows = [f"    {json.dumps(pid)}: {json.dumps(self.scores[pid])}" for pid in sorted(self.scores)]
         body = ",\n".join(rows)
         return "{\n" + "\n".join(lines) + '\n  "scores": {\n' + body + ("\n" if rows else "") + "  }\n}\n"
 
     @classmethod
     def from_json(cls, text: str, path: Path, allow_legacy: bool = False) -> ScoreEntry:
-        """Parse and verify an entry; ``allow_legacy`` accepts format 1 (no checksum) for
-        :func:`migrate`."""
+        """Parse and verify an entry; ``allow_legacy`` accepts formats 1 and 2 (for
+        :func:`migrate`), whose headers carry no ``header_sha256``."""
         try:
             raw = json.loads(text)
             if not isinstance(raw, dict):
@@ -114,27 +161,42 @@ class ScoreEntry:
             if fmt != FORMAT and not (allow_legacy and fmt in LEGACY_FORMATS):
                 hint = " (run `sourcesum migrate` to convert it)" if fmt in LEGACY_FORMATS else ""
                 raise ValueError(f"format {fmt!r}, expected {FORMAT!r}{hint}")
-            if not isinstance(raw["scores"], dict) or not isinstance(raw["params"], dict):
-                raise ValueError("scores and params must be JSON objects")
-            scores = {str(k): [float(x) for x in v] for k, v in raw["scores"].items()}
+            if not isinstance(raw["params"], dict):
+                raise ValueError("params must be a JSON object")
+            for name in ("ranker", "version", "label", "split", "data_sha256"):
+                if not isinstance(raw.get(name, ""), str):
+                    raise ValueError(f"{name} must be a string")
+            n_pairs = raw["n_pairs"]
+            if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
+                raise ValueError(f"n_pairs {n_pairs!r} is not a positive integer")
+            scores = _scores(raw["scores"])
             entry = cls(
-                ranker=str(raw["ranker"]),
-                version=str(raw["version"]),
+                ranker=raw["ranker"],
+                version=raw["version"],
                 params=raw["params"],
                 label=str(raw.get("label", raw["ranker"])),
-                split=str(raw["split"]),
-                data_sha256=str(raw["data_sha256"]),
-                n_pairs=int(raw["n_pairs"]),
+                split=raw["split"],
+                data_sha256=raw["data_sha256"],
+                n_pairs=n_pairs,
                 scores=scores,
-                libraries={str(k): str(v) for k, v in (raw.get("libraries") or {}).items()},
+                libraries=_strings(raw.get("libraries") or {}, "libraries"),
+                provenance=_strings(raw.get("provenance") or {}, "provenance"),
             )
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise ScoreFileError(f"{path}: not a valid score-store entry ({exc}); delete it") from exc
+        if not NAME.fullmatch(entry.ranker):
+            raise ScoreFileError(
+                f"{path}: ranker name {entry.ranker!r} is not a name ([A-Za-z][A-Za-z0-9_]*); delete it"
+            )
         hint = recompute_hint(entry.ranker, entry.split)
         bad = [pid for pid, v in scores.items() if not all(math.isfinite(x) for x in v)]
         if bad:
             raise ScoreFileError(f"{path}: pair {bad[0]} has a non-finite score; {hint}")
-        if fmt == FORMAT:
+        if len(scores) > entry.n_pairs:
+            raise ScoreFileError(
+                f"{path}: {len(scores)} pairs, more than its n_pairs {entry.n_pairs}; {hint}"
+            )
+        if fmt != "sourcesum-scores/1":
             if raw.get("key") != entry.key:
                 raise ScoreFileError(
                     f"{path}: header key {raw.get('key')!r} does not match its ranker, version, "
@@ -142,6 +204,11 @@ class ScoreEntry:
                 )
             if raw.get("scores_sha256") != scores_sha256(scores):
                 raise ScoreFileError(f"{path}: scores do not match their scores_sha256 (edited?); {hint}")
+        if fmt == FORMAT and raw.get("header_sha256") != entry.header()["header_sha256"]:
+            raise ScoreFileError(
+                f"{path}: header fields do not match their header_sha256 (label, n_pairs, libraries or "
+                f"provenance edited?); {hint}"
+            )
         expected = (entry.ranker, f"{entry.split}.{entry.key}.json")
         if (path.parent.name, path.name) != expected:
             raise ScoreFileError(
@@ -151,8 +218,14 @@ class ScoreEntry:
         return entry
 
 
-HEADER = ("ranker", "version", "params", "label", "split", "data_sha256", "n_pairs", "libraries")
-"""Header fields every entry merged into one must share."""
+HEADER = ("ranker", "version", "params", "split", "data_sha256", "n_pairs", "libraries", "provenance")
+"""Header fields every entry merged into one must share (``libraries`` without the harness's
+own version; the label is derived from the others and not compared)."""
+
+
+def _agreed(entry: ScoreEntry, name: str) -> Any:
+    value = getattr(entry, name)
+    return agreed_libraries(value) if name == "libraries" else value
 
 
 def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
@@ -164,14 +237,16 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
     or pair and both origins. Store layers, concurrent writers and ``sourcesum merge`` all
     merge this way."""
     (first_origin, first), *rest = entries
-    merged = ScoreEntry(**{name: getattr(first, name) for name in HEADER}, scores=dict(first.scores))
+    merged = ScoreEntry(
+        **{name: getattr(first, name) for name in HEADER}, label=first.label, scores=dict(first.scores)
+    )
     origin = {pid: first_origin for pid in first.scores}
     for where, entry in rest:
         for name in HEADER:
-            if getattr(entry, name) != getattr(first, name):
+            if _agreed(entry, name) != _agreed(first, name):
                 raise ScoreFileError(
                     f"cannot merge {where} into {first_origin}: {name} differs "
-                    f"({getattr(entry, name)!r} vs {getattr(first, name)!r})"
+                    f"({_agreed(entry, name)!r} vs {_agreed(first, name)!r})"
                 )
         for pid, values in entry.scores.items():
             known = merged.scores.get(pid)
@@ -256,11 +331,16 @@ def open_stores(scores_dir: str | Path | None = None, must_exist: bool = False) 
     :func:`sourcesum.paths.user_scores_dir`, written by ``run``) on top of the committed,
     read-only ``data/scores``. ``must_exist``: a named ``scores_dir`` that does not exist is an
     error (a typo must not read as an empty store)."""
+    import os
+
     from sourcesum import paths
 
     top = Path(scores_dir).expanduser() if scores_dir else paths.user_scores_dir()
     if scores_dir and must_exist and not top.is_dir():
         raise ScoreFileError(f"--scores-dir {scores_dir}: no such folder")
+    named = os.environ.get("SOURCESUM_SCORES_DIR")
+    if not scores_dir and named and must_exist and not top.is_dir():
+        raise ScoreFileError(f"SOURCESUM_SCORES_DIR={named}: no such folder (a typo reads as an empty store)")
     if top.exists() and not top.is_dir():
         raise ScoreFileError(f"--scores-dir {top}: is a file, not a folder")
     layers = [ScoreStore(top)]
@@ -309,38 +389,34 @@ class StoreStack:
 
     def entries(self) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
         """Entries of every layer, one per key (pairs merged over layers by :func:`merge_entries`;
-        the top path shown). A conflict between layers is yielded as the error naming both."""
-        seen: dict[tuple[str, str], int] = {}
+        the top path shown). An invalid file is yielded as its error and never hides a valid
+        entry of the same key in another layer; layers that disagree are yielded as the error
+        naming both files."""
+        valid: dict[tuple[str, str], list[tuple[Path, ScoreEntry]]] = {}
         out: list[tuple[Path, ScoreEntry | ScoreFileError]] = []
-        origins: dict[int, list[tuple[str, ScoreEntry]]] = {}
         for store in self.stores:
             for path, item in store.entries():
-                ident = (path.parent.name, path.name)
-                if ident in seen and isinstance(item, ScoreEntry):
-                    index = seen[ident]
-                    first_path, first = out[index]
-                    if isinstance(first, ScoreEntry):
-                        origins[index].append((str(path), item))
-                        try:
-                            out[index] = (first_path, merge_entries(origins[index]))
-                        except ScoreFileError as exc:
-                            out[index] = (first_path, exc)
-                    continue
-                seen.setdefault(ident, len(out))
-                if isinstance(item, ScoreEntry):
-                    origins[len(out)] = [(str(path), item)]
-                out.append((path, item))
-        yield from out
+                if isinstance(item, ScoreFileError):
+                    out.append((path, item))
+                else:
+                    valid.setdefault((path.parent.name, path.name), []).append((path, item))
+        for found in valid.values():
+            try:
+                out.append((found[0][0], merge_entries([(str(path), entry) for path, entry in found])))
+            except ScoreFileError as exc:
+                out.append((found[0][0], exc))
+        yield from sorted(out, key=lambda item: (item[0].parent.name, item[0].name, str(item[0])))
 
 
 def migrate(root: Path, libraries: dict[str, dict[str, str]] | None = None) -> list[Path]:
-    """Rewrite format-1 entries under ``root`` in the current format, scores untouched (the
-    checksum is computed from them); ``libraries`` maps ranker names to recorded versions.
-    Returns the files rewritten."""
+    """Rewrite the entries of older formats under ``root`` in the current one: scores, keys and
+    every recorded field unchanged (format 1 had no ``libraries``: ``libraries`` maps ranker
+    names to the versions to record), the checksums computed from them. Returns the files
+    rewritten; entries already in the current format are left alone."""
     rewritten = []
     for path in sorted(Path(root).glob("*/*.json")):
         entry = read_entry(path, allow_legacy=True)
-        if json.loads(path.read_text()).get("format") == FORMAT:
+        if json.loads(path.read_text(encoding="utf-8")).get("format") == FORMAT:
             continue
         if libraries and entry.ranker in libraries and not entry.libraries:
             entry.libraries = dict(libraries[entry.ranker])

@@ -41,6 +41,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -73,6 +74,12 @@ class Ranker:
     package always are)."""
     param_specs: ClassVar[Mapping[str, Param]] = {}
     """Declared parameters (type, allowed values, doc); undeclared ones are inferred."""
+    reproduction_tolerance: ClassVar[float] = 0.0
+    """Largest difference ``sourcesum verify`` accepts between stored and recomputed scores: 0
+    (bit for bit) unless the ranker's floating-point results depend on the machine or on how
+    pairs are batched (a test per ranker checks the claim it makes)."""
+    verify_sample: ClassVar[int | None] = None
+    """Pairs ``sourcesum verify`` recomputes per entry by default (None: every pair)."""
     board_note: ClassVar[str] = ""
     """Markdown the leaderboard prints under its results when a row of this ranker is on it
     (e.g. how a trained ranker was trained); empty for most rankers."""
@@ -117,6 +124,13 @@ class Ranker:
         """Called by the runner before scoring with a folder beside the scores where the ranker
         may keep files across runs (e.g. the LLM judge's cache of paid server requests). No-op."""
 
+    def provenance(self) -> dict[str, str]:
+        """What the scores come from beyond the code and the libraries, as ``name -> identity``
+        strings recorded in every entry's header (e.g. a model's weights: their package version
+        and file sha256; a server's reported model id, marked unverified). Entries and resumed
+        runs must agree on it. Default: nothing."""
+        return {}
+
     def report(self) -> dict[str, Any]:
         """Counts of how the scores computed since the last call were obtained (e.g.
         fallbacks, tokens used); ``sourcesum run`` shows them after each split. Empty by
@@ -145,12 +159,14 @@ class Ranker:
 
     @classmethod
     def library_versions(cls) -> dict[str, str]:
-        """Installed versions of Python, numpy, this package and ``libraries``."""
+        """Installed versions of Python, numpy, this package, the distribution that provides
+        the ranker's class (a plugin's own package) and ``libraries``."""
         import platform
         from importlib.metadata import PackageNotFoundError, version
 
         out = {"python": platform.python_version()}
-        for name in ("sourcesum-bench", "numpy", *cls.libraries):
+        owner = distribution_of(cls)
+        for name in ("sourcesum-bench", "numpy", *([owner] if owner else []), *cls.libraries):
             try:
                 out[name] = version(name)
             except PackageNotFoundError:
@@ -253,6 +269,25 @@ class Ranker:
 
 
 _PARAMETERS: dict[type[Ranker], dict[str, tuple[Param, Any]]] = {}
+
+
+@lru_cache(maxsize=1)
+def _distributions() -> dict[str, list[str]]:
+    from importlib.metadata import packages_distributions
+
+    return dict(packages_distributions())
+
+
+def distribution_of(cls: type) -> str | None:
+    """The installed distribution whose top-level package defines ``cls`` (e.g. a plugin's
+    ``sourcesum-overlap``), None for this package's own rankers and for classes defined outside
+    an installed distribution (a script, a test)."""
+    top = cls.__module__.split(".")[0]
+    if top == "sourcesum":
+        return None
+    names = _distributions().get(top, [])
+    return names[0] if len(names) == 1 else None
+
 
 RANKERS: Registry[type[Ranker]] = Registry("ranker", Ranker, "sourcesum.rankers")
 register = RANKERS.register

@@ -237,6 +237,8 @@ def train_model(
     free = [name for name in hyper if hyper[name] is None]
     cv: list[dict[str, Any]] = []
     if free:
+        # With fewer training documents than folds the extra folds are empty and skipped: the
+        # same folds as folds = documents (a position modulo either is the same).
         inner = document_folds(train.documents, folds, seed)
         trials = [
             dict(zip(free, values, strict=True)) for values in itertools.product(*(grids[n] for n in free))
@@ -245,7 +247,7 @@ def train_model(
             trial = {**hyper, **values}
             scores: list[np.ndarray] = []
             graded: list[np.ndarray] = []
-            for fold in range(folds):
+            for fold in range(min(folds, len(set(train.documents)))):
                 model = _fit_estimator(kind, trial, train.subset(inner != fold), seed)
                 held = train.subset(inner == fold)
                 scores += [
@@ -277,6 +279,11 @@ class LearnedRanker(CompositeRanker):
 
     name = "learned"
     version = "1"
+    reproduction_tolerance = 2e-3
+    """Fitted by liblinear and scaled with numpy: the sums round differently on another CPU, and
+    where two grid values' inner-CV objectives nearly tie another machine may choose the other.
+    Recomputing the committed entries here gave differences up to 1e-6 (cross-corpus) and 1.1e-3
+    (kfold); on one machine a configuration reproduces bit for bit."""
     label_params: ClassVar[tuple[str, ...]] = ("rankers", "protocol", "model")
     board_note = (
         "trained on the votes, under the protocol in its label, never on the pairs it scores. "
@@ -305,6 +312,7 @@ class LearnedRanker(CompositeRanker):
             float,
             "logistic inverse regularisation; none = chosen by inner CV from 0.01, 0.1, 1, 10",
             min=1e-6,
+            max=1e4,
             optional=True,
         ),
         "l1_ratio": Param(
@@ -317,10 +325,13 @@ class LearnedRanker(CompositeRanker):
             int,
             "LambdaMART boosting rounds; none = chosen by inner CV from 50, 100, 200, 400",
             min=1,
+            max=5000,
             optional=True,
         ),
-        "folds": Param(int, "folds of the kfold protocol and of the inner CV (grouped by document)", min=2),
-        "seed": Param(int, "seed of the fold assignment (and of LightGBM)"),
+        "folds": Param(
+            int, "folds of the kfold protocol and of the inner CV (grouped by document)", min=2, max=100
+        ),
+        "seed": Param(int, "seed of the fold assignment (and of LightGBM)", min=0, max=2**32 - 1),
     }
 
     def __init__(

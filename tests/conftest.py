@@ -69,6 +69,7 @@ def scores_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     from sourcesum import paths
 
     path = tmp_path / "scores"
+    path.mkdir()
     monkeypatch.setenv("SOURCESUM_SCORES_DIR", str(path))
     monkeypatch.setattr(paths, "COMMITTED_SCORES_DIR", tmp_path / "committed")
     return path

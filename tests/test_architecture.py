@@ -123,7 +123,7 @@ def test_a_dataset_plugin_from_an_entry_point_lists_runs_evaluates_and_renders(t
     assert "| Ranker | Alpha-Sys NDCG | Alpha-Sys MAP | Alpha-Ref NDCG |" in text
     assert "Avg is the mean of the four split means" in text
     assert "## Human agreement" in text and "## Published systems" not in text
-    assert (tmp_path / "out" / "leaderboard.png").stat().st_size > 0
+    assert (tmp_path / "out" / "board.png").stat().st_size > 0  # the plot is named after its board
 
 
 def _top_kernel(measure: Measure, ranking: Ranking, relevance: np.ndarray) -> np.ndarray:

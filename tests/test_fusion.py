@@ -126,7 +126,7 @@ def test_cli_refuses_bad_bases_with_one_line(capsys, scores_dir):
     code = main(["run", "--ranker", "fusion", "-p", "fusion.rankers=lead,oracle", "--split", SPLIT])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: ") and "oracle" in err and len(err.strip().splitlines()) == 1
-    assert not scores_dir.exists()  # refused before any work
+    assert not list(scores_dir.rglob("*.json"))  # refused before any work
 
 
 def test_runner_computes_bases_under_their_own_keys_then_fuses(scores_dir):

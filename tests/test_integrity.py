@@ -276,7 +276,7 @@ def test_declared_board_renders_exactly_the_declared_rows(capsys, scores_dir, tm
     assert code == 0, err
     text = out.read_text()
     assert "| lead |" in text and "| oracle |" in text and "| random |" not in text
-    assert "Alpha-Sys" in text and "Beta-Ref" in text and out.with_name("leaderboard.png").is_file()
+    assert "Alpha-Sys" in text and "Beta-Ref" in text and out.with_suffix(".png").is_file()
     # the Python API gives the same rows, the oracle a reference row with nDCG 1 on every column
     board = collect_declared(
         read_declaration(declaration), ScoreStore(scores_dir, writable=False), with_stats=False
@@ -308,7 +308,7 @@ def test_incomplete_declared_board_writes_nothing_and_says_how_to_fix(capsys, sc
         "-o",
         str(out),
     )
-    assert code == 2 and not out.exists() and not out.with_name("leaderboard.png").exists()
+    assert code == 2 and not out.exists() and not out.with_suffix(".png").exists()
     assert err.startswith("error: 7 declared entries are not complete and valid; nothing was written")
     assert (
         "lead on synth_alpha_ref: missing" in err
@@ -318,13 +318,16 @@ def test_incomplete_declared_board_writes_nothing_and_says_how_to_fix(capsys, sc
 
 
 @pytest.mark.real_data
-def test_committed_board_is_complete_and_leaderboard_md_is_current(tmp_path, capsys):
+def test_committed_board_is_complete_and_leaderboard_md_is_current(tmp_path, capsys, monkeypatch):
     """The official board renders from the committed store alone, byte-identical to the
-    committed leaderboard.md (so nothing a user computes can change it)."""
+    committed leaderboard.md and leaderboard.png (so nothing a user computes can change it),
+    from an empty memo (so a poisoned statistics or plot memo cannot reach a commit)."""
+    monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "empty-cache"))
     out = tmp_path / "leaderboard.md"
     code, _, err = run_cli(capsys, "leaderboard", "-o", str(out))
     assert code == 0, err
     assert out.read_text() == paths.LEADERBOARD_PATH.read_text()
+    assert out.with_suffix(".png").read_bytes() == paths.LEADERBOARD_PATH.with_suffix(".png").read_bytes()
 
 
 def test_leaderboard_refuses_a_missing_store_and_all_needs_an_output(capsys, tmp_path):
@@ -376,7 +379,7 @@ def one_entry(scores_dir) -> tuple[ScoreStore, ScoreEntry, Path]:
 def test_entry_records_key_checksum_and_library_versions(one_entry):
     _, entry, path = one_entry
     header = json.loads(path.read_text())
-    assert header["format"] == "sourcesum-scores/2" and header["key"] == entry.key
+    assert header["format"] == "sourcesum-scores/3" and header["key"] == entry.key
     assert {"python", "numpy", "sourcesum-bench"} <= set(header["libraries"])
     assert read_entry(path).scores == entry.scores
 
@@ -646,7 +649,7 @@ def test_export_never_overwrites_foreign_files(capsys, scores_dir, tmp_path):
     folder.mkdir()
     (folder / "synth_alpha_sys.graded.qrels").write_text("my own qrels\n")
     code, _, err = run_cli(capsys, "export", "--dataset", "synthnews", "-o", str(folder))
-    assert code == 2 and "would overwrite 1 file(s) that no export wrote" in err
+    assert code == 2 and "would overwrite 1 file(s) that it did not write" in err
     assert (folder / "synth_alpha_sys.graded.qrels").read_text() == "my own qrels\n"
 
 
@@ -694,8 +697,14 @@ def bad_files(tmp_path: Path) -> Path:
         (["evaluate", "{tmp}/bigint.json", "--field", "s"], "too large for a float"),
         (["evaluate", "{tmp}/deep.json", "--field", "x"], "nested too deeply"),
         (["evaluate", "{tmp}/binary.run", "--format", "trec"], "binary.run: not UTF-8 text"),
-        (["compare", "lead", "random", "--resamples", "0"], "--resamples: 0 is not >= 1"),
-        (["compare", "lead", "random", "--resamples", "-5"], "--resamples: -5 is not >= 1"),
+        (
+            ["compare", "lead", "random", "--resamples", "0"],
+            "--resamples: 0 is not between 1,000 and 100,000",
+        ),
+        (
+            ["compare", "lead", "random", "--resamples", "-5"],
+            "--resamples: -5 is not between 1,000 and 100,000",
+        ),
         (
             ["compare", "lead", "random", "--split", "synth_alpha_sys_all"],
             "compare works on the board splits",

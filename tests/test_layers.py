@@ -166,9 +166,9 @@ def test_drawing_the_plot_imports_matplotlib_only(tmp_path, synthetic_board):
     argv = ["leaderboard", "--declaration", str(declaration), "--scores-dir", str(store)]
     argv += ["-o", str(tmp_path / "board.md")]
     assert _imported(argv, env) == ["matplotlib"]
-    drawn = (tmp_path / "leaderboard.png").read_bytes()
+    drawn = (tmp_path / "board.png").read_bytes()
     assert _imported(argv, env) == []  # an unchanged board reuses the memoised plot
-    assert (tmp_path / "leaderboard.png").read_bytes() == drawn
+    assert (tmp_path / "board.png").read_bytes() == drawn
 
 
 def render_everything(store: Path, declaration: Path, out: Path) -> str:

@@ -382,10 +382,12 @@ def test_inner_cv_chooses_the_best_grid_value_and_explain_shows_the_weights(tmp_
     assert [row for row in model["cv"] if row.get("selected")] == [best]
     assert (model["C"], model["l1_ratio"]) == (best["C"], best["l1_ratio"])
     assert set(model["weights"]) == {*FEATURES, "(intercept)"}
-    # the inner CV: 5 grouped folds per grid value, then the refit on every training pair; all
+    # the inner CV: 5 grouped folds per grid value (those with a document: 3 here), then the refit on every training pair; all
     # on the training corpus only, a document never on both sides of an inner split
     beta = {p.id: p.document_key for name in BETA for p in load_split(name)}
-    assert len(fits) == len(C_GRID) * len(L1_GRID) * 5 + 1
+    assert (
+        len(fits) == len(C_GRID) * len(L1_GRID) * min(5, len(set(beta.values()))) + 1
+    )  # empty folds skipped
     for train in fits:
         assert set(train.pair_ids) <= set(beta)
         held_documents = {beta[i] for i in set(beta) - set(train.pair_ids)}

@@ -76,7 +76,7 @@ def test_registry_checks_base_class_and_duplicates():
     class BadName(LongestFirst):
         name = "has space"
 
-    with pytest.raises(TypeError, match="identifier"):
+    with pytest.raises(TypeError, match="must match"):
         registry.register(BadName)
 
 

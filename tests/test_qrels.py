@@ -82,7 +82,9 @@ def test_validated_row_converts_and_checks_with_the_callers_error(split):
     assert validated_row(pair, np.arange(pair.n_sentences), "r") == [
         float(i) for i in range(pair.n_sentences)
     ]
-    with pytest.raises(RankerError, match=f"ranker x: pair {pair.id} has non-numeric scores"):
+    with pytest.raises(
+        RankerError, match=f"ranker x: pair {pair.id} has a score .a. of type str, not a real number"
+    ):
         validated_row(pair, ["a"] * pair.n_sentences, "ranker x", RankerError)
     with pytest.raises(RankerError, match="has 1 scores but"):
         validated_row(pair, [1.0], "ranker x", RankerError)

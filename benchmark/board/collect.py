@@ -37,6 +37,8 @@ def is_current(entry: ScoreEntry, split: Split) -> str | None:
     """``None`` if ``entry`` can be used for ``split``, else why it is stale."""
     if entry.data_sha256 != split.sha256:
         return "computed on other data"
+    if entry.n_pairs != len(split) or not set(entry.scores) <= set(split.index):
+        return f"its {entry.n_pairs} pairs are not the split's {len(split)}"
     if entry.ranker in RANKERS:
         try:
             config = Configuration.of(entry.ranker, entry.params)
@@ -50,6 +52,44 @@ def is_current(entry: ScoreEntry, split: Split) -> str | None:
     if not entry.complete:
         return f"partial ({len(entry.scores)}/{entry.n_pairs} pairs)"
     return None
+
+
+NOT_INSTALLED = "not installed: not re-validated"
+
+
+def unvalidated_label(entry: ScoreEntry) -> str:
+    """The row name of an entry whose ranker is not installed: its (checked) ranker name and
+    parameters, never the label stored in the file, marked as not re-validated."""
+    from sourcesum.hashing import canonical_json
+
+    params = canonical_json(entry.params, compact=True)
+    return f"{entry.ranker}{params if entry.params else ''} ({NOT_INSTALLED})"
+
+
+def environment_notes(row: Row) -> list[str]:
+    """Where a row's splits were computed under different library versions (the harness's own
+    excepted) or provenance: one sentence naming what differs, else nothing."""
+    from sourcesum.store import agreed_libraries
+
+    seen: dict[str, dict[str, set[str]]] = {"libraries": {}, "provenance": {}}
+    for entry in row.entries.values():
+        for kind, values in (
+            ("libraries", agreed_libraries(entry.libraries)),
+            ("provenance", entry.provenance),
+        ):
+            for name, value in values.items():
+                seen[kind].setdefault(name, set()).add(value)
+    differ = [
+        f"{name} ({', '.join(sorted(v))})"
+        for kind in seen.values()
+        for name, v in sorted(kind.items())
+        if len(v) > 1
+    ]
+    return (
+        [f"`{row.label}`: its splits were computed under different versions of {', '.join(differ)}"]
+        if differ
+        else []
+    )
 
 
 def _add_entry(row: Row, entry: ScoreEntry, split: Split, source: str, measures: Sequence[Measure]) -> None:
@@ -111,10 +151,17 @@ def collect_declared(
         ds, [d.ranker for d in declaration.rows if d.published], splits, measures
     )
     problems: list[str] = []
-    for item in declaration.rows:
+    seen: dict[str, int] = {}
+    for number, item in enumerate(declaration.rows, start=1):
         if item.published:
             continue
         config = Configuration.of(item.ranker, item.params)
+        same = seen.setdefault(config.config_id(next(iter(splits))), number)
+        if same != number:
+            raise SourceSumError(
+                f"{declaration.path}: rows #{same} and #{number} declare the same configuration "
+                f"({config.label}); a row may appear once"
+            )
         row = _row(config, splits, item.reference)
         for split in splits.values():
             key = config.entry_key(split.name, split.sha256)
@@ -151,10 +198,13 @@ def collect(
     measures: Sequence[Measure] = LEADERBOARD_MEASURES,
     published: bool = True,
     dataset_name: str = "sourcesum",
+    include_unknown: bool = False,
 ) -> Leaderboard:
     """Every usable store entry on the dataset's board splits as a row, plus (``published``) a
     row per published method; invalid, stale and partial entries are listed in ``stale`` with
-    the reason."""
+    the reason. Entries of rankers that are not installed cannot be re-validated (version,
+    parameters): they become rows only with ``include_unknown`` (``leaderboard --all``), named
+    by :func:`unvalidated_label`, and are otherwise listed in ``stale``."""
     ds = dataset(dataset_name)
     splits = _board_splits(ds)
     rows: dict[str, Row] = {}
@@ -170,12 +220,17 @@ def collect(
         if reason:
             stale.append(f"{path}: {reason}")
             continue
+        if entry.ranker not in RANKERS and not include_unknown:
+            stale.append(
+                f"{path}: ranker {entry.ranker} is not installed ({NOT_INSTALLED}; shown by `leaderboard --all`)"
+            )
+            continue
         if entry.config_id not in rows:
             if entry.ranker in RANKERS:
                 rows[entry.config_id] = _row(Configuration.of(entry.ranker, entry.params), splits)
             else:
                 rows[entry.config_id] = Row(
-                    entry.label, entry.ranker, entry.params, False, board_splits=tuple(splits)
+                    unvalidated_label(entry), entry.ranker, entry.params, False, board_splits=tuple(splits)
                 )
         _add_entry(rows[entry.config_id], entry, split, str(path), measures)
     labels = [r.label for r in rows.values()]

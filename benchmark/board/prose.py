@@ -6,7 +6,7 @@ around names (a backtick in Markdown, nothing on the site).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sourcesum.board.view import BoardView
 from sourcesum.human import HUMAN_LABEL
@@ -54,16 +54,19 @@ def count_word(n: int) -> str:
     return words[n] if 0 <= n < len(words) else str(n)
 
 
-def lead_summary(better: Sequence[str], family: Sequence[str], quote: str = "`") -> str:
-    """``N of M: a, b`` or, when most are better, ``all M but x, y``."""
+def lead_summary(better: Sequence[str], family: Sequence[str], name: Callable[[str], str] = str) -> str:
+    """``N of M: a, b`` or, when most are better, ``all M but x, y``; ``name`` writes each row
+    name (a Markdown code span on the board, plain text on the site)."""
     if len(better) > len(family) / 2:
         others = [r for r in family if r not in better]
-        return f"all {len(family)} but " + (", ".join(f"{quote}{r}{quote}" for r in others) or "none")
-    names = ", ".join(f"{quote}{r}{quote}" for r in better)
+        return f"all {len(family)} but " + (", ".join(name(r) for r in others) or "none")
+    names = ", ".join(name(r) for r in better)
     return f"{len(better)} of {len(family)}" + (f": {names}" if better else "")
 
 
 def published_intro(view: BoardView, quote: str = "`") -> str:
+    # ``quote``: around names that are constants here (the repository, a folder) or published
+    # rows' labels, which come from the manifest; a backtick in Markdown, nothing on the site
     """What the published rows are and what was checked (Markdown with ``quote`` = backtick)."""
     from sourcesum.published import source
 

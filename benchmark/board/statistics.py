@@ -32,7 +32,7 @@ from sourcesum.data import Split
 from sourcesum.human import HUMAN_LABEL, HumanAgreement, agreement_per_pair, coverage
 from sourcesum.measures import Measure
 from sourcesum.qrels import Run
-from sourcesum.statscache import StatsCache, memoised, stats_key
+from sourcesum.statscache import INTERVAL, PVALUE, StatsCache, memoised, stats_key
 from sourcesum.store import ScoreEntry
 from sourcesum.ties import tie_report
 
@@ -70,8 +70,31 @@ def cached_tie_report(
     report: dict[str, Any] = cache.get(
         key,
         lambda: tie_report(split, entry.scores, row.label, measures, evaluation=row.evaluations[split.name]),
+        lambda value: is_tie_report(value, measures),
     )
     return report
+
+
+def is_tie_report(value: Any, measures: Sequence[Measure]) -> bool:
+    """The shape :func:`~sourcesum.ties.tie_report` returns: two shares in [0, 1] and, per
+    measure, each tie rule's mean (a number or null, for an undefined mean)."""
+
+    def share(x: Any) -> bool:
+        return isinstance(x, float) and 0.0 <= x <= 1.0
+
+    if (
+        not isinstance(value, dict)
+        or not share(value.get("pairs_with_ties"))
+        or not share(value.get("sentences_tied"))
+    ):
+        return False
+    for measure in measures:
+        rules = value.get(measure.name)
+        if not isinstance(rules, dict) or not rules:
+            return False
+        if not all(v is None or (isinstance(v, float) and not isinstance(v, bool)) for v in rules.values()):
+            return False
+    return True
 
 
 def human_measures(measures: Sequence[Measure]) -> tuple[Measure, ...]:
@@ -112,7 +135,7 @@ def intervals(
         means = stats.bootstrap_means_each([vectors[i] for i in missing], resamples, seed, groups)
         return [list(stats.percentile_interval(m)) for m in means]
 
-    return [(low, high) for low, high in memoised(cache, keys, compute)]
+    return [(low, high) for low, high in memoised(cache, keys, compute, INTERVAL)]
 
 
 def pvalues(
@@ -130,7 +153,7 @@ def pvalues(
     def compute(missing: list[int]) -> list[float]:
         return stats.randomization_test_each([vectors[i] for i in missing], base, resamples, seed, groups)
 
-    return [float(p) for p in memoised(cache, keys, compute)]
+    return [float(p) for p in memoised(cache, keys, compute, PVALUE)]
 
 
 def add_statistics(
@@ -202,7 +225,7 @@ def _row_intervals(
             for j in range(len(missing))
         ]
 
-    for row, (low, high) in zip(complete, memoised(cache, keys, compute), strict=True):
+    for row, (low, high) in zip(complete, memoised(cache, keys, compute, INTERVAL), strict=True):
         row.ci[(None, measure)] = (low, high)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sourcesum.board.collect import environment_notes
 from sourcesum.board.model import LEADERBOARD_MEASURES, Leaderboard, Row
 from sourcesum.data import Dataset
 from sourcesum.human import HUMAN_LABEL
@@ -117,6 +118,8 @@ class BoardView:
     """Every row in board order (by the Avg of the first measure, then label), kinds mixed."""
     lead: tuple[LeadComparison, ...]
     ranker_notes: tuple[tuple[str, str], ...]
+    environment_notes: tuple[str, ...]
+    """Rows whose splits were computed under different library versions or provenance."""
     published_notes: tuple[dict[str, str], ...]
     published_coverage: tuple[tuple[str, tuple[str, ...]], ...]
     """Published rows that miss some board split: ``(label, titles of the splits it has)``."""
@@ -430,6 +433,7 @@ def build_view(board: Leaderboard) -> BoardView:
         ordered=tuple(views[id(r)] for r in board.rows),
         lead=_lead(board),
         ranker_notes=_ranker_notes(board),
+        environment_notes=tuple(note for row in board.rows for note in environment_notes(row)),
         published_notes=_published_notes(board),
         published_coverage=coverage,
         human=_human(board),

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from sourcesum.cli import boards, catalog, evaluating, exporting, inspecting, scoring
 from sourcesum.cli.common import Parser
 from sourcesum.errors import SourceSumError
+from sourcesum.outputs.escape import terminal
 
 COMMAND_MODULES = (catalog, scoring, evaluating, boards, inspecting, exporting)
 
@@ -47,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SourceSumError as exc:
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `sourcesum show ... | head`: the reader has all it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -57,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"error: {terminal(where + str(exc.strerror or exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted; finished pairs are cached, rerun to resume", file=sys.stderr)
@@ -66,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(
-            f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            f"error: unexpected {type(exc).__name__}: {terminal(str(exc))} (rerun with --debug for the traceback)",
             file=sys.stderr,
         )
         return 1

@@ -13,6 +13,7 @@ from sourcesum import paths
 from sourcesum.cli.common import measures_help
 from sourcesum.errors import SourceSumError
 from sourcesum.measures import Measure
+from sourcesum.outputs.escape import terminal
 
 
 def add_parsers(sub: Any) -> None:
@@ -98,51 +99,109 @@ def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure])
     return board
 
 
+def check_board_inputs(args: argparse.Namespace) -> None:
+    """The declaration and store named on the command line, checked before anything else."""
+    from sourcesum.board import read_declaration
+
+    if args.declaration and not args.all:
+        read_declaration(Path(args.declaration))
+    if args.scores_dir and not Path(args.scores_dir).expanduser().is_dir():
+        raise SourceSumError(f"--scores-dir {args.scores_dir}: no such folder")
+
+
+def committed_inputs(args: argparse.Namespace, measures: Sequence[Measure]) -> bool:
+    """The board comes from the committed declaration, the committed store and the default
+    measures: the only board that may be written to the tracked ``leaderboard.md``."""
+    from sourcesum.board import LEADERBOARD_MEASURES
+
+    def same(given: str | None, committed: Path) -> bool:
+        return given is None or Path(given).expanduser().resolve() == committed.resolve()
+
+    return (
+        not args.all
+        and same(args.declaration, paths.DECLARATION_PATH)
+        and same(args.scores_dir, paths.COMMITTED_SCORES_DIR)
+        and tuple(measures) == LEADERBOARD_MEASURES
+    )
+
+
+def _writes_committed(path: Path) -> bool:
+    committed = {paths.LEADERBOARD_PATH.resolve(), paths.LEADERBOARD_PATH.with_suffix(".png").resolve()}
+    return path.expanduser().resolve() in committed
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from sourcesum.board import build_view
-    from sourcesum.files import write_bytes_atomic, write_text_atomic
+    from sourcesum.files import check_file_target, write_bytes_atomic, write_text_atomic
     from sourcesum.measures import parse_measures
-    from sourcesum.outputs.latex import render_latex
-    from sourcesum.outputs.markdown import PLOT_NAME, render_markdown
-    from sourcesum.outputs.plot import render_png
-    from sourcesum.outputs.tables import render_csv, render_json
+    from sourcesum.outputs.latex import is_our_latex, render_latex
+    from sourcesum.outputs.markdown import is_our_markdown, plot_name_for, render_markdown
+    from sourcesum.outputs.plot import is_our_plot, render_png
+    from sourcesum.outputs.tables import is_our_csv, is_our_json, render_csv, render_json
 
     measures = parse_measures(args.measures)
     if args.all and args.output is None:
         raise SourceSumError("leaderboard --all: give -o FILE (leaderboard.md holds the declared board)")
-    board = declared_or_all_board(args, measures)
-    view = build_view(board)
-    renderers = {"markdown": render_markdown, "json": render_json, "csv": render_csv}
-    text = render_latex(view, ci=args.ci) if args.format == "latex" else renderers[args.format](view)
+    check_board_inputs(args)
     output = args.output
     if output is None and args.format == "markdown":
         output = str(paths.LEADERBOARD_PATH)
-    if output in (None, "-"):
+    to_file = output not in (None, "-")
+    if to_file:
+        target = Path(output)
+        plot = target.with_name(plot_name_for(target)) if args.format == "markdown" else None
+        if not committed_inputs(args, measures) and any(_writes_committed(p) for p in (target, plot) if p):
+            raise SourceSumError(
+                "leaderboard: the tracked leaderboard.md and leaderboard.png are written only from "
+                "leaderboard.toml, data/scores and the default measures; give -o FILE for this board"
+            )
+        checks = {"markdown": is_our_markdown, "json": is_our_json, "csv": is_our_csv, "latex": is_our_latex}
+        for path, is_ours, what in (
+            (target, checks[args.format], "leaderboard -o"),
+            (plot, is_our_plot, "its plot"),
+        ):
+            if path is not None and not _writes_committed(path):  # the tracked files are ours by definition
+                check_file_target(path, is_ours, what)
+    board = declared_or_all_board(args, measures)
+    view = build_view(board)
+    if args.format == "markdown":
+        text = render_markdown(view, plot_name_for(Path(output)) if to_file else "leaderboard.png")
+    elif args.format == "latex":
+        text = render_latex(view, ci=args.ci)
+    else:
+        text = {"json": render_json, "csv": render_csv}[args.format](view)
+    if not to_file:
         sys.stdout.write(text)
     else:
-        write_text_atomic(Path(output), text)
+        write_text_atomic(target, text)
         message = f"wrote {output} ({len(board.rows)} rows)"
-        if args.format == "markdown":
-            plot = Path(output).with_name(PLOT_NAME)
+        if plot is not None:
             write_bytes_atomic(plot, render_png(view))
             message += f" and {plot}"
         print(message)
     for item in board.stale:
-        print(f"note: skipped stale score file {item}", file=sys.stderr)
+        print(terminal(f"note: skipped stale score file {item}"), file=sys.stderr)
     return 0
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from sourcesum.board import LEADERBOARD_MEASURES, build_view
+    from sourcesum.board import LEADERBOARD_MEASURES, build_view, read_declaration
     from sourcesum.board.pairs import explorer_data
-    from sourcesum.outputs.site import build_site, check_output, page_sizes
+    from sourcesum.data import dataset
+    from sourcesum.outputs.site import build_site, check_site_target, page_sizes
 
-    out = check_output(Path(args.output))  # before the statistics, which take seconds
+    name = (
+        args.dataset
+        if args.all
+        else read_declaration(Path(args.declaration or paths.DECLARATION_PATH)).dataset
+    )
+    out = Path(args.output)
+    check_site_target(out, dataset(name).board_splits())  # before the statistics, which take seconds
     board = declared_or_all_board(args, LEADERBOARD_MEASURES)
     explorers = {split.name: explorer_data(board, split.name) for split in board.splits}
     pages = build_site(build_view(board), explorers, out)
     sizes = ", ".join(f"{name} {size / 1024:.0f} KB" for name, size in page_sizes(pages).items())
     print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {sizes})")
     for item in board.stale:
-        print(f"note: skipped stale score file {item}", file=sys.stderr)
+        print(terminal(f"note: skipped stale score file {item}"), file=sys.stderr)
     return 0

@@ -11,6 +11,7 @@ from typing import Any
 
 from sourcesum.errors import SourceSumError
 from sourcesum.measures import Measure, measure_forms
+from sourcesum.outputs.escape import terminal
 
 
 class Parser(argparse.ArgumentParser):
@@ -28,6 +29,32 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (random seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 0")
+    return value
+
+
+MIN_RESAMPLES, MAX_RESAMPLES = 1_000, 100_000
+
+
+def resamples(text: str) -> int:
+    """argparse type: a resample count between :data:`MIN_RESAMPLES` (fewer cannot make a
+    p-value below 0.001) and :data:`MAX_RESAMPLES` (more would hold gigabytes of draws)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not MIN_RESAMPLES <= value <= MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"{value} is not between {MIN_RESAMPLES:,} and {MAX_RESAMPLES:,}")
     return value
 
 
@@ -58,24 +85,30 @@ def emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measures
         print(json.dumps({"results": records}, indent=2))
         return
     columns = [system_key, "split", "examples"] + [m.json_key for m in measures]
-    print(format_table(records, columns))
+    print(terminal(format_table(records, columns)))
+    notes: list[str] = []
     for record in records:
-        if record.get("undefined"):
-            print(
-                f"note: {record[system_key]} on {record['split']}: measure undefined (no relevant "
-                f"sentence) on {record['undefined']} pairs, left out of the mean"
+        for key, reasons in (record.get("undefined_reasons") or {}).items():
+            why = ", ".join(
+                f"{reason} on {count} pair{'s' if count != 1 else ''}" for reason, count in reasons.items()
+            )
+            notes.append(
+                f"note: {record[system_key]} on {record['split']}: {key} is undefined ({why}), "
+                "left out of its mean"
             )
         if record.get("partial"):
-            print(
+            notes.append(
                 f"note: {record[system_key]} on {record['split']}: {record['partial']}, cached in the "
                 f"normal entry (a full run resumes from them); the leaderboard shows complete entries only"
             )
         if record.get("report"):
             details = ", ".join(f"{k}={v}" for k, v in record["report"].items())
-            print(f"note: {record[system_key]} in this run: {details}")
+            notes.append(f"note: {record[system_key]} in this run: {details}")
         if record.get("nan_replaced"):
-            print(
+            notes.append(
                 f"note: {record['nan_replaced']} NaN scores replaced by 0 in {record['split']} (as the "
                 f"paper did); in {record.get('all_nan_pairs', 0)} pair(s) every score was NaN, so all "
                 "their sentences tie"
             )
+    for note in notes:
+        print(terminal(note))

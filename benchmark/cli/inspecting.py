@@ -7,8 +7,9 @@ import argparse
 import json
 from typing import Any
 
-from sourcesum.cli.common import measures_help, positive_int
+from sourcesum.cli.common import measures_help, non_negative_int, positive_int, resamples
 from sourcesum.errors import SourceSumError
+from sourcesum.outputs.escape import terminal
 
 
 def add_parsers(sub: Any) -> None:
@@ -22,8 +23,8 @@ def add_parsers(sub: Any) -> None:
         default="document",
         help="resampling unit (default: document, the dataset's cluster; equals pair on XSum)",
     )
-    p.add_argument("--resamples", type=positive_int, default=10_000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resamples", type=resamples, default=10_000, help="bootstrap resamples and sign flips")
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--scores-dir")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
@@ -91,7 +92,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"comparisons": [c.as_dict() for c in results]}, indent=2))
     else:
-        print(format_comparisons(results))
+        print(terminal(format_comparisons(results)))
     return 0
 
 
@@ -120,5 +121,5 @@ def cmd_show(args: argparse.Namespace) -> int:
     else:
         rankers = default_rows(board, declared_labels(), count=4)
     view = pair_view(split, pair, board, rankers)
-    print(json.dumps(view, indent=2) if args.json else format_view(view, width=args.width))
+    print(json.dumps(view, indent=2) if args.json else terminal(format_view(view, width=args.width)))
     return 0

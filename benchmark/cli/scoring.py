@@ -51,6 +51,23 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_migrate)
 
     p = sub.add_parser(
+        "verify",
+        help="recompute score entries (a sample of pairs for costly rankers) with the installed rankers and compare",
+    )
+    p.add_argument(
+        "entries", nargs="+", metavar="ENTRY", help="entry files, or store folders (every entry in them)"
+    )
+    p.add_argument(
+        "--sample",
+        type=positive_int,
+        metavar="N",
+        help="pairs per entry (default: all; the LM rankers: a few)",
+    )
+    p.add_argument("--scores-dir", help="a store to read bases from, over data/scores (default: your store)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser(
         "explain",
         help="a trained ranker's fitted models: training data, chosen hyper-parameters, weights or importances",
     )
@@ -89,6 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     rankers = [create_ranker(name, **params[name]) for name in names]
     splits = [load_split(name) for name in resolve_split_names(args.split)]
     store = open_stores(args.scores_dir)
+    created = not store.root.exists()
     chosen = selection(args)
     results = []
     for ranker in rankers:
@@ -102,6 +120,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if report and results:
             results[-1]["report"] = report
     emit(results, args.json, "ranker", measures)
+    if created and store.root.exists():
+        import sys
+
+        print(f"note: created the score store {store.root}", file=sys.stderr)
     return 0
 
 
@@ -150,3 +172,28 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for model in record["models"]:
             print(format_model(model))
     return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Exit 0 when every entry reproduces (bit for bit, or within its ranker's tolerance), 1
+    when one does not; bad input is exit 2 as everywhere."""
+    import json
+
+    from sourcesum.outputs.escape import terminal
+    from sourcesum.store import open_stores
+    from sourcesum.verify import entry_paths, verify_entry
+
+    paths_ = entry_paths(args.entries)
+    layers = open_stores(args.scores_dir).stores
+    results = [verify_entry(path, layers, args.sample) for path in paths_]
+    if args.json:
+        print(
+            json.dumps(
+                {"verifications": [{**r.__dict__, "path": str(r.path), "ok": r.ok} for r in results]},
+                indent=2,
+            )
+        )
+    else:
+        for result in results:
+            print(terminal(result.summary()))
+    return 0 if all(r.ok for r in results) else 1

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 from sourcesum import __version__
 from sourcesum.board import prose
 from sourcesum.board.view import BoardView, Cell, RowView, fmt
+from sourcesum.outputs.escape import md_cell, md_code
 from sourcesum.outputs.templating import environment
 from sourcesum.stats import ALPHA
 
@@ -35,7 +37,7 @@ def table(view: BoardView, rows: Sequence[RowView]) -> str:
     lines.append("|---|" + "---:|" * len(view.columns))
     for row in rows:
         cells = [cell_text(c, True, ("**", "**"), " †") for c in row.cells]
-        lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {md_cell(row.label)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -48,7 +50,7 @@ def ties_table(view: BoardView) -> str:
     ]
     for row in view.ties:
         lines.append(
-            f"| {row.label} | {row.split} | {row.pairs_with_ties:.1%} | {row.sentences_tied:.1%} | "
+            f"| {md_cell(row.label)} | {md_cell(row.split)} | {row.pairs_with_ties:.1%} | {row.sentences_tied:.1%} | "
             + " | ".join(fmt(v) for v in row.values)
             + " |"
         )
@@ -60,7 +62,7 @@ def human_tables(view: BoardView) -> tuple[str, str]:
     data = view.human
     headers = data["coverage_headers"]
     coverage = ["| " + " | ".join(headers) + " |", "|---|" + "---:|" * (len(headers) - 1)]
-    coverage += ["| " + " | ".join(row) + " |" for row in data["coverage"]]
+    coverage += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in data["coverage"]]
     lines = ["| System | " + " | ".join(data["columns"]) + " |", "|---|" + "---:|" * len(data["columns"])]
     arrows = {1: " ▲", -1: " ▼", 0: ""}
     for row in data["rows"]:
@@ -69,7 +71,7 @@ def human_tables(view: BoardView) -> tuple[str, str]:
             + (arrows[c["mark"]] + (f" {c['ci']}" if c["ci"] else "") if math.isfinite(c["value"]) else "")
             for c in row["cells"]
         ]
-        lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {md_cell(row['label'])} | " + " | ".join(cells) + " |")
     lines.append("| rows ▲ / = / ▼ the human | " + " | ".join(data["counts"]) + " |")
     return "\n".join(coverage), "\n".join(lines)
 
@@ -86,8 +88,22 @@ def measures_note(view: BoardView) -> str:
     )
 
 
-def render_markdown(view: BoardView) -> str:
-    """The Markdown board."""
+def plot_name_for(output: Path) -> str:
+    """The plot written beside a Markdown board: the board's own name with ``.png``
+    (``leaderboard.md`` -> ``leaderboard.png``)."""
+    return Path(output).with_suffix(".png").name
+
+
+def is_our_markdown(payload: bytes) -> bool:
+    """Bytes that a Markdown board of ours wrote: a ``# ... leaderboard`` title and the header's
+    ``sourcesum-bench`` version."""
+    text = payload.decode("utf-8", errors="replace")
+    first = text.split("\n", 1)[0]
+    return first.startswith("# ") and first.endswith(" leaderboard") and "; sourcesum-bench " in text
+
+
+def render_markdown(view: BoardView, plot: str = PLOT_NAME) -> str:
+    """The Markdown board; ``plot`` is the file name of the plot it links to."""
     coverage, human = human_tables(view) if view.human else ("", "")
     tables = {
         "ranked": table(view, view.ranked),
@@ -107,9 +123,10 @@ def render_markdown(view: BoardView) -> str:
             prose=prose,
             data=source,
             version=__version__,
-            plot=PLOT_NAME,
+            plot=plot,
             alpha=ALPHA,
             split_count=prose.count_word(len(view.splits)),
             measures_note=measures_note(view),
+            md_code=md_code,
         )
     )

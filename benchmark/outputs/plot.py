@@ -20,6 +20,18 @@ from sourcesum.board.view import BoardView, RowView
 from sourcesum.files import write_bytes_atomic
 from sourcesum.hashing import sha256_bytes, sha256_hex
 
+PLOT_MARK = "sourcesum-bench leaderboard plot"
+"""Written into every plot's PNG metadata: how a later run knows the file is ours to replace."""
+
+
+PNG_END = b"IEND\xaeB`\x82"
+"""The last bytes of every complete PNG (the IEND chunk and its CRC)."""
+
+
+def is_our_plot(payload: bytes) -> bool:
+    return payload.startswith(b"\x89PNG") and PLOT_MARK.encode() in payload
+
+
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 X_MIN = 0.25
 """Left end of the x axis, unless a value or CI bound lies within 0.02 of it or below (then 0.02 below that)."""
@@ -60,12 +72,22 @@ def plot_key(view: BoardView) -> str:
 
 def render_png(view: BoardView) -> bytes:
     """PNG bytes; deterministic for the same leaderboard (no timestamps in the metadata), from
-    the memo when an identical board was drawn before (module docstring)."""
+    the memo when an identical board was drawn before (module docstring). The memo is checked:
+    a cached file that is not one of our plots, or whose bytes do not match the checksum written
+    beside it, is drawn again (with a note), never used."""
+    import sys
+
     path = paths.cache_dir() / "plots" / f"{plot_key(view)}.png"
+    check = path.with_suffix(".sha256")
     if path.is_file():
-        return path.read_bytes()
+        png = path.read_bytes()
+        recorded = check.read_text(encoding="utf-8").strip() if check.is_file() else ""
+        if is_our_plot(png) and png.endswith(PNG_END) and sha256_bytes(png) == recorded:
+            return png
+        print(f"note: the cached plot {path} was damaged; drawn again", file=sys.stderr)
     png = draw_png(view)
     write_bytes_atomic(path, png)
+    write_bytes_atomic(check, sha256_bytes(png).encode("utf-8"))
     return png
 
 
@@ -125,6 +147,6 @@ def draw_png(view: BoardView) -> bytes:
     )
     fig.tight_layout()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None, "Comment": PLOT_MARK})
     plt.close(fig)
     return buffer.getvalue()

@@ -30,7 +30,7 @@ from sourcesum import __version__
 from sourcesum.board import prose
 from sourcesum.board.view import BoardView, RowView, fmt
 from sourcesum.errors import SourceSumError
-from sourcesum.files import write_bytes_atomic, write_text_atomic
+from sourcesum.files import check_folder_target, owned_files, write_bytes_atomic, write_text_atomic
 from sourcesum.outputs.templating import TEMPLATES, environment
 from sourcesum.paths import PROJECT_ROOT
 from sourcesum.stats import ALPHA
@@ -42,6 +42,9 @@ INDEX_BUDGET = 500 * 1024
 """Bytes allowed for the index page: ``index.html`` plus the plot it shows."""
 EXPLORER_BUDGET = 3 * 1024 * 1024
 """Bytes allowed for one split's explorer page."""
+INDEX_NAME = "sourcesum-site.json"
+"""Lists every file a build wrote; a later build replaces only those (never a file of someone
+else's)."""
 
 
 def explorer_file(split: str) -> str:
@@ -153,7 +156,7 @@ def index_context(view: BoardView) -> dict[str, Any]:
         "published_notes": list(view.published_notes),
         "reference": [{"label": r.label, "cells": _cells(view, r)} for r in view.reference],
         "lead": [
-            {"column": item.title, "text": prose.lead_summary(item.better, item.compared, quote="")}
+            {"column": item.title, "text": prose.lead_summary(item.better, item.compared)}
             for item in view.lead
         ],
         "human": _human(view),
@@ -177,13 +180,21 @@ def check_output(out: Path) -> Path:
     return out
 
 
+def check_site_target(out: Path, splits: list[str]) -> None:
+    """Refuse to build into ``out`` when it is a file or holds a file the build would replace
+    that no earlier build wrote (its index, :data:`INDEX_NAME`, lists what ours did)."""
+    planned = [PLOT_FILE, INDEX_FILE, *(explorer_file(name) for name in splits)]
+    planned += [CITATION_PATH.name] if CITATION_PATH.is_file() else []
+    check_folder_target(check_output(out), planned, INDEX_NAME, "site -o")
+
+
 def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Path) -> list[SitePage]:
     """Write the site into ``out`` (created if missing; our files are replaced) and return the
     pages written with their sizes. ``explorers``: split name -> its explorer data. ``out``
     must not be an existing file."""
     from sourcesum.outputs.plot import render_png
 
-    out = check_output(out)
+    check_site_target(out, [name for name, _, _ in view.splits])
     env = environment(autoescape=True)
     assets = {
         "css": (TEMPLATES / "site.css").read_text(encoding="utf-8"),
@@ -215,6 +226,10 @@ def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Pa
         )
         write_text_atomic(out / explorer_file(name), html)
         written.append(out / explorer_file(name))
+    files = sorted({p.name for p in written} | owned_files(out, INDEX_NAME))
+    write_text_atomic(
+        out / INDEX_NAME, json.dumps({"format": "sourcesum-site/1", "files": files}, indent=2) + "\n"
+    )
     return [SitePage(path, path.stat().st_size) for path in written]
 
 

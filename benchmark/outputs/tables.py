@@ -83,3 +83,15 @@ def render_csv(view: BoardView) -> str:
         cells += [repr(values[n]) if isinstance(values.get(n), float) else values.get(n, "") for n in more]
         writer.writerow(cells)
     return buffer.getvalue()
+
+
+def is_our_json(payload: bytes) -> bool:
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and "version" in value and "results" in value
+
+
+def is_our_csv(payload: bytes) -> bool:
+    return payload.startswith(b"ranker,reference,published")

@@ -9,6 +9,7 @@ run files list tied sentences in index order.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import urllib.parse
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 from sourcesum.board.model import Leaderboard
 from sourcesum.data import Split
 from sourcesum.errors import SourceSumError
-from sourcesum.files import write_text_atomic
+from sourcesum.files import check_folder_target, write_text_atomic
 from sourcesum.qrels import Qrels, Relevance
 
 INDEX_NAME = "sourcesum-export.json"
@@ -28,14 +29,23 @@ def docno(index: int) -> str:
     return f"s{index}"
 
 
+MAX_NAME = 200
+"""Longest export name (bytes) before shortening: file systems allow 255 for a whole file name."""
+
+
 def export_name(label: str) -> str:
     """A file-name form of a row label, unique and reversible (:func:`label_of`): characters
-    outside letters, digits and ``_.=,()+-`` are percent-encoded, e.g. ``m/x y`` -> ``m%2Fx%20y``."""
-    return urllib.parse.quote(label, safe=_SAFE)
+    outside letters, digits and ``_.=,()+-`` are percent-encoded, e.g. ``m/x y`` -> ``m%2Fx%20y``.
+    A name longer than :data:`MAX_NAME` bytes keeps its first 160 and ends with ``~`` and 16 hex
+    digits of the label's sha256 (the export's index maps it back to the label)."""
+    name = urllib.parse.quote(label, safe=_SAFE)
+    if len(name.encode("utf-8")) <= MAX_NAME:
+        return name
+    return f"{name[:160]}~{hashlib.sha256(label.encode('utf-8')).hexdigest()[:16]}"
 
 
 def label_of(name: str) -> str:
-    """The row label an :func:`export_name` came from."""
+    """The row label an :func:`export_name` came from (not for shortened names: see the index)."""
     return urllib.parse.unquote(name)
 
 
@@ -47,32 +57,16 @@ def _planned(board: Leaderboard) -> dict[str, dict[str, str]]:
             files[f"{split.name}.{kind}.qrels"] = {"kind": f"qrels ({kind})", "split": split.name}
         for row in board.rows:
             if split.name in row.entries:
-                files[f"{export_name(row.label)}.{split.name}.run"] = {
+                name = f"{export_name(row.label)}.{split.name}.run"
+                if name in files:  # labels are unique on a board; this would lose a run file
+                    raise SourceSumError(f"export: two rows would write {name}")
+                files[name] = {
                     "kind": "run",
                     "split": split.name,
                     "ranker": row.label,
                     "key": row.entries[split.name].key,
                 }
     return files
-
-
-def _check_target(folder: Path, planned: dict[str, dict[str, str]]) -> None:
-    """Refuse to overwrite anything that an earlier export of ours did not write."""
-    if folder.exists() and not folder.is_dir():
-        raise SourceSumError(f"export -o {folder}: is a file, not a folder")
-    index = folder / INDEX_NAME
-    ours: set[str] = set()
-    if index.is_file():
-        try:
-            ours = set(json.loads(index.read_text())["files"])
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-            raise SourceSumError(f"{index}: not an export index ({exc}); choose another folder") from exc
-    foreign = [name for name in planned if (folder / name).exists() and name not in ours]
-    if foreign:
-        raise SourceSumError(
-            f"export -o {folder}: would overwrite {len(foreign)} file(s) that no export wrote, e.g. "
-            f"{foreign[0]}; choose an empty or new folder"
-        )
 
 
 def _qrels_lines(split: Split, binary: bool) -> list[str]:
@@ -98,7 +92,7 @@ def export_trec(board: Leaderboard, folder: Path) -> list[Path]:
     """Write qrels and runs under ``folder`` plus an index listing them; returns the files
     written (index last). Existing files are overwritten only if an earlier export wrote them."""
     planned = _planned(board)
-    _check_target(folder, planned)
+    check_folder_target(folder, list(planned), INDEX_NAME, "export -o")
     splits = {split.name: split for split in board.splits}
     rows = {row.label: row for row in board.rows}
     written = []
