@@ -32,6 +32,7 @@ partial, and ``sourcesum merge`` joins the shards' stores.
 from __future__ import annotations
 
 import hashlib
+import typing
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -183,12 +184,20 @@ def _named_error(ranker: Ranker, pair: Pair, exc: BaseException) -> SourceSumErr
     return RankerError(f"ranker {ranker.label} failed on pair {pair.id}: {type(exc).__name__}: {exc}")
 
 
+def _raise_named(ranker: Ranker, pair: Pair, exc: BaseException) -> typing.NoReturn:
+    """Raise ``exc`` as an error naming the ranker and pair (itself when it already does)."""
+    named = _named_error(ranker, pair, exc)
+    if named is exc:
+        raise named
+    raise named from exc
+
+
 def _score_alone(ranker: Ranker, pair: Pair) -> list[float]:
     """``pair``'s validated scores from a one-pair ``score_batch``; errors name the pair."""
     try:
         results = ranker.score_batch([pair])
     except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the run silently
-        raise _named_error(ranker, pair, exc) from exc
+        _raise_named(ranker, pair, exc)
     if len(results) != 1:
         raise RankerError(
             f"ranker {ranker.label} returned {len(results)} score lists for pair {pair.id} alone"
@@ -208,16 +217,22 @@ def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], record: Callable[[Pair, 
     """
     try:
         results = ranker.score_batch(chunk)
+    except SourceSumError as exc:  # the ranker's own error already names what failed
+        _raise_named(ranker, chunk[0], exc)
+    except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the run silently
+        failure: BaseException | None = exc
+    else:
+        failure = None
         if len(results) != len(chunk):
-            raise RankerError(
+            failure = RankerError(
                 f"ranker {ranker.label} returned {len(results)} score lists for {len(chunk)} pairs "
                 f"(first pair {chunk[0].id})"
             )
-    except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the run silently
-        if len(chunk) == 1 or isinstance(exc, LabelAccessError):
-            raise _named_error(ranker, chunk[0], exc) from exc
+    if failure is not None:
+        if len(chunk) == 1:
+            _raise_named(ranker, chunk[0], failure)
         warnings.warn(
-            f"ranker {ranker.label} failed on a batch of {len(chunk)} pairs ({type(exc).__name__}: {exc}); "
+            f"ranker {ranker.label} failed on a batch of {len(chunk)} pairs ({type(failure).__name__}: {failure}); "
             "scoring them one at a time to find the pair at fault",
             RuntimeWarning,
             stacklevel=2,
@@ -232,9 +247,9 @@ def _score_chunk(ranker: Ranker, chunk: Sequence[Pair], record: Callable[[Pair, 
                     record(done, values)
         raise RankerError(
             f"ranker {ranker.label} failed on a batch of {len(chunk)} pairs (first pair {chunk[0].id}) "
-            f"with {type(exc).__name__}: {exc}; each of those pairs succeeded when scored alone, so the "
+            f"with {type(failure).__name__}: {failure}; each of those pairs succeeded when scored alone, so the "
             "failure comes from scoring them together (score_batch); none of them was saved"
-        ) from exc
+        ) from failure
     for pair, scores in zip(chunk, results, strict=True):
         record(pair, validated_scores(ranker, pair, scores))
 

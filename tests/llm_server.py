@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import math
 import os
 import socket
 import subprocess
@@ -92,6 +93,8 @@ def start_llama_server(gguf: Path, log: Path, timeout: float = 300.0) -> Server:
 
 
 FAULTS = ("429", "500", "timeout", "malformed", "truncated")
+INVALID = ("positive", "mass", "nan")
+"""Impossible values the proxy writes into a forwarded chat completion's first position."""
 
 
 @dataclass
@@ -100,7 +103,9 @@ class Proxy:
     ``429`` / ``500`` / ``400`` / ``401`` (answered by the proxy, not forwarded), ``timeout`` (no answer
     for ``hang`` seconds, not forwarded), ``malformed`` (forwarded, then the body is replaced
     by JSON without choices), ``truncated`` (forwarded, body cut in half), ``strip`` (forwarded,
-    logprobs removed)."""
+    logprobs removed), and in chat completions' first position (:data:`INVALID`): ``positive`` (a
+    candidate's logprob set to 0.5), ``mass`` (every candidate's to log 0.5, so they sum above 1),
+    ``nan`` (a candidate's to NaN)."""
 
     upstream: str
     plan: object = lambda n: "ok"
@@ -155,6 +160,15 @@ class Proxy:
                     for choice in data.get("choices", []):
                         choice["logprobs"] = None
                     payload = json.dumps(data).encode()
+                elif fault in INVALID:
+                    data = json.loads(payload)
+                    candidates = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+                    if fault == "mass":
+                        for candidate in candidates:
+                            candidate["logprob"] = math.log(0.5)
+                    else:
+                        candidates[-1]["logprob"] = 0.5 if fault == "positive" else float("nan")
+                    payload = json.dumps(data).encode()
                 self._reply(status, payload)
 
             def _reply(self, status: int, payload: bytes, headers: dict | None = None) -> None:
@@ -199,3 +213,152 @@ class Proxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+# -- scripted stand-ins (no model): the real openai client against chosen bytes ------------------
+
+
+def chat_completion(
+    text: str,
+    positions: list[tuple[str, list[tuple[str, float]]]] | None = None,
+    model: str = "fake-served-model",
+    usage: tuple[object, object] = (10, 1),
+) -> dict:
+    """A ``/chat/completions`` response body: ``positions`` are ``(greedy token, [(candidate,
+    logprob), ...])``; the greedy token's own logprob is its candidate's (else -0.1)."""
+    logprobs = None
+    if positions is not None:
+        content = []
+        for token, candidates in positions:
+            own = dict(candidates).get(token, -0.1)
+            content.append(
+                {
+                    "token": token,
+                    "logprob": own,
+                    "bytes": None,
+                    "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in candidates],
+                }
+            )
+        logprobs = {"content": content}
+    return {
+        "id": "fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text},
+                "logprobs": logprobs,
+            }
+        ],
+        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": 0},
+    }
+
+
+class FakeServer:
+    """An OpenAI-compatible endpoint on 127.0.0.1 whose ``n``-th POST gets ``answer(n, body)``:
+    a dict (sent as JSON, NaN and Infinity written as Python does) or bytes (sent as they are).
+    ``GET /v1/models`` lists ``models``. ``posts`` holds the request bodies, ``gets`` the GET
+    paths, in arrival order."""
+
+    def __init__(self, answer, models: tuple[str, ...] = ("fake-model",)) -> None:
+        self.answer, self.models = answer, models
+        self.posts: list[dict] = []
+        self.gets: list[str] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.gets.append(self.path)
+                data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in server.models]
+                self._reply(json.dumps({"object": "list", "data": data}).encode())
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                with server._lock:
+                    n = len(server.posts)
+                    server.posts.append(body)
+                payload = server.answer(n, body)
+                self._reply(payload if isinstance(payload, bytes) else json.dumps(payload).encode())
+
+            def _reply(self, payload: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class StalledServer:
+    """Accepts connections and reads requests, never answers: ``posts`` counts the POST requests
+    received (each a new connection: a request that never got an answer is never followed by
+    another on its connection), with ``times`` their arrival (``time.monotonic()``)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
+        self.times: list[float] = []
+        self._connections: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def posts(self) -> int:
+        with self._lock:
+            return len(self.times)
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:
+                return
+            with self._lock:
+                self._connections.append(connection)
+            threading.Thread(target=self._read, args=(connection,), daemon=True).start()
+
+    def _read(self, connection: socket.socket) -> None:
+        seen, counted = b"", 0
+        while True:
+            try:
+                chunk = connection.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            seen += chunk
+            found = seen.count(b"POST /v1/")
+            with self._lock:
+                self.times.extend([time.monotonic()] * (found - counted))
+            counted = found
+
+    def close(self) -> None:
+        self._closed = True
+        self.sock.close()
+        with self._lock:
+            for connection in self._connections:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                connection.close()

@@ -1,5 +1,7 @@
 """llm_judge against a real OpenAI-compatible server: llama-cpp-python serving the SmolLM2 GGUF on
-127.0.0.1, with 429 / 500 / timeouts / malformed and truncated bodies injected by a proxy.
+127.0.0.1, with 429 / 500 / timeouts / malformed and truncated bodies, and impossible
+log-probabilities (positive, NaN, candidates summing above 1), injected by a proxy; the model id
+the server reports is the judge's provenance.
 
 The fault, cache, fallback and cost tests judge the synthetic split ``synth_alpha_sys`` (3 pairs,
 15 sentences) with a hand-written prompt (:data:`TEMPLATE`), so they need no SourceSum data; the
@@ -13,15 +15,17 @@ server cannot start; elsewhere they skip only when llama-cpp-python is not insta
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
-from llm_server import FAULTS, MODEL_ALIAS, Proxy, start_llama_server
+from llm_server import FAULTS, INVALID, MODEL_ALIAS, Proxy, start_llama_server
 from sourcesum.data import load_split
 from sourcesum.errors import RankerError
 from sourcesum.rankers import create_ranker
+from sourcesum.rankers.llm.backends.openai_compat import record_problem
 
 pytestmark = pytest.mark.slow  # a real server running the real SmolLM2 GGUF
 
@@ -117,6 +121,42 @@ def test_faults_are_retried_and_the_scores_equal_a_clean_run(server, pairs, temp
     assert report["prompt_tokens"] > 0 and report["completion_tokens"] > 0
 
 
+def test_impossible_logprobs_are_retried_never_cached_and_the_scores_equal_a_clean_run(
+    server, pairs, template, clean, tmp_path
+):
+    """Every other one of the first 12 answers is forwarded with an impossible value written in:
+    each is counted as a retry, none reaches the cache, and the scores equal a clean run's."""
+    proxy = Proxy(
+        server.base_url, plan=lambda n: INVALID[(n // 2) % len(INVALID)] if n % 2 == 0 and n < 12 else "ok"
+    )
+    workspace = tmp_path / "invalid"
+    try:
+        ranker = _judge(proxy.base_url, workspace, template=template, concurrency=2)
+        scores = ranker.score_batch(pairs)
+    finally:
+        proxy.close()
+    assert scores == clean
+    assert all(proxy.counts[f] == 2 for f in INVALID), proxy.counts
+    report = ranker.report()
+    n = sum(p.n_sentences for p in pairs)
+    assert report["retries_invalid"] == 2 * len(INVALID) and report["requests"] == n, report
+    cached = [
+        r
+        for f in (workspace / "llm_judge" / "requests").glob("*.json")
+        for r in json.loads(f.read_text()).values()
+    ]
+    assert len(cached) == n and all(record_problem(r) is None for r in cached)
+    assert {r["model"] for r in cached} == {MODEL_ALIAS}
+
+
+def test_provenance_is_the_model_id_the_server_reports(server, pairs, template, tmp_path):
+    reported = {"server_model": f"{MODEL_ALIAS} (reported by the server, unverified)"}
+    ranker = _judge(server.base_url, tmp_path / "provenance", template=template)
+    assert ranker.provenance() == reported  # before any request: its /v1/models
+    ranker.score_batch(pairs[:1])
+    assert ranker.provenance() == reported  # its responses' model field
+
+
 def test_an_interrupted_run_never_repeats_a_request(server, pairs, template, clean, tmp_path):
     workspace, healed = tmp_path / "interrupted", []
     proxy = Proxy(server.base_url, plan=lambda n: "ok" if n < 12 or healed else "400")
@@ -154,17 +194,27 @@ def test_server_ratings_agree_with_the_local_model(server, tmp_path):
             assert np.abs(a - b).max() < 1.0, np.abs(a - b).max()
 
 
-def test_without_logprobs_the_text_is_parsed_and_counted(server, pairs, template, tmp_path):
+def test_without_logprobs_the_text_is_parsed_and_a_pair_with_no_rating_fails(
+    server, pairs, template, tmp_path
+):
+    """Logprobs stripped: the answers' text is read instead (counted). Measured: plain prompts
+    are answered ``1.0``, ``1.5``, ... (read as 1 on 0-9); under the chat template the first
+    pair's five answers are prose (``The city council``, ``Rating:``, ...), so none of its
+    sentences is rated: an error naming the pair, never five stored zeros."""
     proxy = Proxy(server.base_url, plan=lambda n: "strip")
     try:
-        ranker = _judge(proxy.base_url, tmp_path / "strip", template=template)
+        ranker = _judge(proxy.base_url, tmp_path / "strip", template=template, chat=False)
         scores = ranker.score_batch(pairs[:1])
+        chat = _judge(proxy.base_url, tmp_path / "strip-chat", template=template)
+        with pytest.raises(RankerError, match=f"failed on pair {pairs[0].id}: none of its 5 sentences"):
+            chat.score_batch(pairs[:1])
     finally:
         proxy.close()
     report = ranker.report()
     n = pairs[0].n_sentences
-    assert "expected" not in report and report.get("greedy_fallback", 0) + report.get("unrated", 0) == n
+    assert "expected" not in report and "unrated" not in report and report["greedy_fallback"] == n
     assert all(s == int(s) and 0 <= s <= 9 for s in scores[0])
+    assert chat.report()["unrated"] == n
 
 
 def test_listwise_and_cost_report(server, pairs, tmp_path):

@@ -157,6 +157,42 @@ def test_diagnostics_count_every_fallback():
     report = diag.report()
     assert report["expected"] == 1 and report["greedy_fallback"] == 1 and report["unrated"] == 1
     assert report["sentences"] == 3 and report["mean_valid_mass"] == 0.5
+    assert diag.rate(scale, Rating(invalid=1.0), "no") is None  # unrated: the ranker decides
+    assert diag.report()["unrated"] == 2
+
+
+def test_a_local_pair_with_no_rated_sentence_is_an_error_not_zeros(monkeypatch, template_file):
+    """All sentences unrated: a RankerError naming the ranker and the pair (LO for all would be
+    stored as if rated); some rated: LO for the others, as before."""
+    ratings = {
+        "all": [Rating(invalid=1.0)] * 3,
+        "some": [Rating(invalid=1.0), Rating(ratings={"6": 1.0})] * 2,
+    }
+
+    def rate(self, prompts, scale, min_prob, pair_id):
+        return ratings[pair_id][: len(prompts)]
+
+    monkeypatch.setattr(LocalBackend, "rate", rate)
+    ranker = create_ranker(
+        "llm_judge", model="tiny-judge", chat=False, device="cpu", template=str(template_file)
+    )
+    with pytest.raises(RankerError, match=r"llm_judge\(.*\) failed on pair all: none of its 3 sentences"):
+        ranker.score_batch([make_pair(DOC, SUMMARY, pair_id="all")])
+    assert ranker.report()["unrated"] == 3
+    assert ranker.score_batch([make_pair(DOC, SUMMARY, pair_id="some")]) == [[0.0, 6.0, 0.0]]
+    assert ranker.report()["unrated"] == 2
+
+
+def test_local_provenance_is_the_weights_identity(tiny_judge):
+    """backend=local records what the LM rankers record for the same model name."""
+    from sourcesum.rankers.lm.models import DEFAULT_LM, weights_identity
+
+    judge = create_ranker("llm_judge", model="tiny-judge", chat=False, device="cpu", mode="listwise")
+    assert (
+        judge.provenance() == weights_identity("tiny-judge") and "in-memory" in judge.provenance()["weights"]
+    )
+    default = create_ranker("llm_judge", mode="listwise", device="cpu").provenance()
+    assert default == weights_identity(DEFAULT_LM) and "sha256" in default["weights"]
 
 
 # -- prompts ------------------------------------------------------------------------------------
@@ -368,7 +404,7 @@ def test_the_request_cache_lives_in_the_workspace(tmp_path, monkeypatch):
 
     sent = []
 
-    def answer(self, body):
+    def answer(self, body, label, stop):
         sent.append(body)
         return {"text": "[2] > [1] > [3]", "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
 
@@ -387,7 +423,7 @@ def test_the_request_cache_lives_in_the_workspace(tmp_path, monkeypatch):
     assert first.report()["requests"] == 1
     assert [p.name for p in (tmp_path / "a" / "llm_judge" / "requests").iterdir()]  # a shard file
 
-    def refuse(self, body):
+    def refuse(self, body, label, stop):
         raise RankerError("no server here")
 
     monkeypatch.setattr(OpenAIBackend, "_request", refuse)

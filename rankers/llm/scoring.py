@@ -23,7 +23,9 @@ Which distributions are available decides how exact ``E[r]`` is:
 On a *single-token* scale (every rating one character, e.g. ``0-9``) only the root is needed, so
 both backends compute the same quantity, exactly. When no valid rating has any probability (or
 the server returned no logprobs), the greedy answer's text is parsed instead (counted as a
-*greedy fallback*); when that fails too, the sentence gets the scale's LO (counted as *unrated*).
+*greedy fallback*); when that fails too, the sentence gets the scale's LO (counted as *unrated*),
+unless no sentence of its pair is rated: that pair is an error (all-LO scores would be stored as
+if they were ratings).
 """
 
 from __future__ import annotations
@@ -131,8 +133,10 @@ class Diagnostics:
     ``approximate_sentences`` (some mass through stand-in distributions); the summed ``valid``,
     ``pruned`` and ``approximate`` masses (their means are reported); listwise ``pairs``,
     ``parsed_full``, ``parsed_partial``, ``listwise_fallback``, ``unranked_sentences``; server
-    ``requests``, ``cache_hits``, ``retries`` by cause, ``prompt_tokens``,
-    ``completion_tokens`` and ``cost``.
+    ``requests``, ``cache_hits``, ``cache_invalid_refetched`` (cached responses that failed
+    the response check, requested again), ``retries_<cause>`` (``429``, ``5xx``, ``timeout``,
+    ``connection``, ``malformed``, ``invalid``), ``prompt_tokens``, ``completion_tokens`` and
+    ``cost``.
     """
 
     def __init__(self) -> None:
@@ -146,6 +150,12 @@ class Diagnostics:
     def score(self, scale: Scale, rating: Rating | None, answer: str | None) -> float:
         """One sentence's score from its rating distribution, else its greedy ``answer``
         parsed, else the scale's LO; every path is counted."""
+        value = self.rate(scale, rating, answer)
+        return float(scale.lo) if value is None else value
+
+    def rate(self, scale: Scale, rating: Rating | None, answer: str | None) -> float | None:
+        """As :meth:`score`, but None for an unrated sentence (counted as ``unrated``): the
+        ranker gives it LO only when another sentence of its pair is rated."""
         self.counts["sentences"] += 1
         if rating is not None:
             self.counts["distributions"] += 1
@@ -164,7 +174,7 @@ class Diagnostics:
             self.counts["greedy_fallback"] += 1
             return parsed
         self.counts["unrated"] += 1
-        return float(scale.lo)
+        return None
 
     def report(self) -> dict[str, Any]:
         """Counts, plus mean masses per sentence scored from a distribution."""

@@ -9,7 +9,7 @@ from sourcesum.data import Pair
 from sourcesum.params import Param, signature_params
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, Context, check_length
-from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm, resolve_dtype_name
+from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm, resolve_dtype_name, weights_identity
 
 
 class LMRanker(Ranker):
@@ -36,7 +36,7 @@ class LMRanker(Ranker):
             str, "weights and activations precision", choices=("float32", "bfloat16", "float16", "auto")
         ),
         "batch_size": Param(int, "sequences per forward pass (not in the cache key)", min=1),
-        "template": Param(str, "causal LMs: prompt with {document} and {summary}"),
+        "template": Param(str, "causal LMs: prompt with {document} and {summary}", multiline=True),
     }
     eager_attention: ClassVar[bool] = False
     linears_only: ClassVar[bool] = True
@@ -84,6 +84,13 @@ class LMRanker(Ranker):
             eager_attention=self.eager_attention,
             linears_only=self.linears_only,
         )
+
+    def provenance(self) -> dict[str, str]:
+        """The identity of the weights ``model`` loads, without loading them
+        (:func:`~sourcesum.rankers.lm.models.weights_identity`): for the offline default, the
+        package version and the GGUF file's sha256 (the dequantized cache is verified against
+        them on load)."""
+        return weights_identity(self.model)
 
     def check_fits(self, context: Context, pairs: Sequence[Pair], extra: int) -> None:
         """Error naming the pair when context + ``extra`` tokens exceed the model's window."""
