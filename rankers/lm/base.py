@@ -43,6 +43,7 @@ class LMRanker(Ranker):
     """Reduced ``dtype`` for the Linear layers only, the rest float32 (see
     :mod:`sourcesum.rankers.lm.precision`); False: the whole model in ``dtype``."""
     batch_pairs = 8  # LM pairs are slow: save (and show progress) often
+    verify_sample = 8  # `sourcesum verify` recomputes this many pairs per entry by default
     default_batch_size: ClassVar[int] = 8
     uses_template: ClassVar[bool] = True
 
