@@ -39,7 +39,7 @@ from sourcesum.evaluation import evaluate
 from sourcesum.measures import Measure
 from sourcesum.metrics import pad
 from sourcesum.qrels import Qrels, Run
-from sourcesum.stats import ALPHA
+from sourcesum.significance import Marked
 
 HUMAN_LABEL = "human (held-out annotator's votes)"
 
@@ -55,7 +55,8 @@ class HumanAgreement:
     per_pair: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
     coverage: dict[str, dict[str, object]] = field(default_factory=dict)
     ci: dict[tuple[str, str, Measure], tuple[float, float]] = field(default_factory=dict)
-    p_vs_human: dict[tuple[str, str, Measure], float] = field(default_factory=dict)
+    vs_human: dict[tuple[str, str, Measure], Marked] = field(default_factory=dict)
+    """The test of a row against the human: count, Holm-adjusted interval, decision."""
 
     def mean(self, label: str, split: str, measure: Measure) -> float:
         frame = self.per_pair.get((label, split))
@@ -64,12 +65,14 @@ class HumanAgreement:
         values = frame[measure.name].to_numpy()
         return float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
 
-    def versus_human(self, label: str, split: str, measure: Measure) -> int:
-        """+1 / -1 if ``label`` is significantly above / below the human (Holm-adjusted p <
-        ALPHA), 0 if not significantly different or untested."""
-        p = self.p_vs_human.get((label, split, measure))
-        if p is None or p >= ALPHA:
+    def versus_human(self, label: str, split: str, measure: Measure) -> int | None:
+        """+1 / -1 if ``label`` is significantly above / below the human, 0 if not
+        significantly different or untested, None if undecided at the resampling cap."""
+        marked = self.vs_human.get((label, split, measure))
+        if marked is None or marked.decision == "not significant":
             return 0
+        if marked.decision == "undecided":
+            return None
         return 1 if self.mean(label, split, measure) > self.mean(HUMAN_LABEL, split, measure) else -1
 
     def is_ceiling(self, split: str, measure: Measure) -> bool:
@@ -167,6 +170,7 @@ def coverage(split: Split, measures: Sequence[Measure]) -> dict[str, object]:
         "pairs_without_votes": int((k == 0).sum()),
         "pairs_two_annotators": int((k == 2).sum()),
         "pairs_three_or_more": int((k >= 3).sum()),
+        "pairs_excluded": int((k < 2).sum()),
         "references": int(len(refs.pair_index)),
         "references_without_relevant": {},
         "pairs_left_out": {},

@@ -1,4 +1,6 @@
-"""Statistics over per-pair metric values: bootstrap CIs, paired tests, Holm correction.
+"""Statistics over per-pair metric values: bootstrap CIs, the paired bootstrap test, Holm
+correction (the randomization tests that decide the board's marks are in
+:mod:`sourcesum.significance`).
 
 All resampling is vectorized (one ``(resamples, n)`` index matrix) and seeded, so every number
 is reproducible. Conventions:
@@ -7,9 +9,6 @@ is reproducible. Conventions:
   10,000, seed 0) and take the 2.5th/97.5th percentiles of the resampled means. With ``groups``
   (e.g. the document of each CNN/DM pair), whole groups are resampled instead, and the
   resampled mean is ``sum of the chosen groups' sums / sum of their sizes``.
-* **Paired randomization test** of ``mean(a - b) = 0``: flip the sign of each pair's difference
-  at random ``R`` times; two-sided ``p = (1 + #{|mean*| >= |mean|}) / (R + 1)``. With
-  ``groups``, one sign per group (its pairs flip together).
 * **Paired bootstrap test**: resample pairs (or groups) and take the CI of ``mean(a - b)``;
   two-sided ``p = min(1, 2 * min(P*(d <= 0), P*(d >= 0)))`` over the resampled differences.
 * **Holm** step-down adjustment of a family of p-values.
@@ -18,15 +17,13 @@ is reproducible. Conventions:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 ALPHA = 0.05
-"""Significance level of every test the board marks (adjusted p < ALPHA is significant)."""
+"""Significance level of every test the board marks (see :mod:`sourcesum.significance`)."""
 
 
 def _group_index(groups: Sequence[str] | np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
@@ -88,25 +85,6 @@ def bootstrap_means_each(
     return out
 
 
-def randomization_test_each(
-    vectors: Sequence[np.ndarray],
-    base: np.ndarray,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    groups: Sequence[str] | None = None,
-) -> list[float]:
-    """``randomization_test(v, base, ...)`` for each vector ``v``, batched for speed."""
-    diffs = [np.asarray(v, dtype=float) - np.asarray(base, dtype=float) for v in vectors]
-    out = [float("nan")] * len(vectors)
-    for batch in _batches(diffs):
-        keep = np.isfinite(diffs[batch[0]])
-        chosen = np.vstack([diffs[i][keep] for i in batch])
-        p = randomization_tests(chosen, resamples, seed, None if groups is None else np.asarray(groups)[keep])
-        for i, value in zip(batch, p, strict=True):
-            out[i] = float(value)
-    return out
-
-
 def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """The central ``level`` interval of bootstrap ``samples`` (percentile method)."""
     tail = (1 - level) / 2 * 100
@@ -123,46 +101,6 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean of ``values``."""
     return percentile_interval(bootstrap_means(values, resamples, seed, groups)[0], level)
-
-
-def randomization_test(
-    a: np.ndarray,
-    b: np.ndarray,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    groups: Sequence[str] | None = None,
-) -> float:
-    """Two-sided paired sign-flip randomization p-value for ``mean(a - b) = 0``."""
-    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    keep = np.isfinite(diff)
-    return float(
-        randomization_tests(
-            diff[keep][None, :], resamples, seed, None if groups is None else np.asarray(groups)[keep]
-        )[0]
-    )
-
-
-def randomization_tests(
-    diffs: np.ndarray,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    groups: Sequence[str] | None = None,
-) -> np.ndarray:
-    """:func:`randomization_test` p-values for each row of finite paired differences ``diffs``
-    ``(k, n)``, all rows with the same sign flips (the draws one call per row would make)."""
-    diffs = np.atleast_2d(np.asarray(diffs, dtype=float))
-    if not np.isfinite(diffs).all():
-        raise ValueError("randomization_tests needs finite differences; drop undefined pairs first")
-    group_of, n_groups = _group_index(groups, diffs.shape[1])
-    sums = np.stack([np.bincount(group_of, weights=row, minlength=n_groups) for row in diffs])
-    rng = np.random.default_rng(seed)
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(resamples, n_groups))
-    observed = np.abs(diffs.mean(axis=1))
-    permuted = np.abs(signs @ sums.T) / diffs.shape[1]
-    # a tolerance so that float noise in equal sums never counts as "less extreme"
-    extreme = np.count_nonzero(permuted >= observed - 1e-12 * np.maximum(1.0, observed), axis=0)
-    p_values: np.ndarray = (1 + extreme) / (resamples + 1)
-    return p_values
 
 
 def paired_bootstrap_test(
@@ -192,50 +130,3 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p[index]))
         adjusted[index] = running
     return adjusted.tolist()
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """A paired comparison of two systems on one split and measure."""
-
-    a: str
-    b: str
-    split: str
-    measure: str
-    mean_a: float
-    mean_b: float
-    p_randomization: float
-    p_bootstrap: float
-    ci_low: float
-    ci_high: float
-    p_holm: float | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-def compare(
-    a_name: str,
-    b_name: str,
-    split: str,
-    measure: str,
-    a: np.ndarray,
-    b: np.ndarray,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    groups: Sequence[str] | None = None,
-) -> Comparison:
-    """Both paired tests for one pair of systems."""
-    p_boot, low, high = paired_bootstrap_test(a, b, resamples, seed, groups)
-    return Comparison(
-        a=a_name,
-        b=b_name,
-        split=split,
-        measure=measure,
-        mean_a=float(np.nanmean(a)),
-        mean_b=float(np.nanmean(b)),
-        p_randomization=randomization_test(a, b, resamples, seed, groups),
-        p_bootstrap=p_boot,
-        ci_low=low,
-        ci_high=high,
-    )

@@ -1,4 +1,4 @@
-"""A persistent memo of bootstrap intervals and randomization p-values, keyed by their inputs.
+"""A persistent memo of bootstrap intervals, sign-flip counts and tie reports, keyed by their inputs.
 
 The key of a value is the sha256 of everything it depends on: the statistic's name and code
 version, the resample count and seed, the exact bytes of the per-pair value arrays and the
@@ -7,7 +7,7 @@ recomputes only what it touches, and a stale value can never be returned. The me
 ``$SOURCESUM_CACHE_DIR/stats-v2.json`` (safe to delete) and is saved atomically under a file lock.
 
 The memo is a cache, not a source: every value is stored with a checksum of its key and value
-and, where the caller says what a value must look like (:data:`INTERVAL`, :data:`PVALUE`...),
+and, where the caller says what a value must look like (:data:`INTERVAL`, :data:`SIGN_FLIP_BATCHES`...),
 checked for that shape on read. A damaged, truncated or edited memo, a value of the wrong type
 or one edited without its checksum is recomputed, with one note on stderr; it never fails a
 command and never reaches a board.
@@ -58,9 +58,16 @@ def INTERVAL(value: Any) -> bool:  # noqa: N802 - a named shape, used like a con
     return (all(map(_finite, value)) and value[0] <= value[1]) or all(map(math.isnan, value))
 
 
-def PVALUE(value: Any) -> bool:  # noqa: N802
-    """A p-value: a finite number in (0, 1]."""
-    return _finite(value) and 0.0 < value <= 1.0
+def SIGN_FLIP_BATCHES(value: Any) -> bool:  # noqa: N802
+    """Per-batch counts of extreme sign patterns: at most
+    :data:`~sourcesum.significance.MAX_BATCHES` integers between 0 and the batch size."""
+    from sourcesum.significance import BATCH_FLIPS, MAX_BATCHES
+
+    return (
+        isinstance(value, list)
+        and len(value) <= MAX_BATCHES
+        and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= BATCH_FLIPS for x in value)
+    )
 
 
 def ANY(value: Any) -> bool:  # noqa: N802
@@ -103,6 +110,15 @@ class StatsCache:
             if key in self.values:
                 self.discarded += 1
             self.put(key, compute())
+        return self.values[key]
+
+    def lookup(self, key: str, valid: Validator = ANY) -> Any | None:
+        """The value of ``key`` if memoised and ``valid``, else None (an invalid one counted)."""
+        if key not in self.values:
+            return None
+        if not valid(self.values[key]):
+            self.discarded += 1
+            return None
         return self.values[key]
 
     def put(self, key: str, value: Any) -> None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import declaration
 from sourcesum import stats
@@ -376,21 +378,22 @@ def test_compare_json_oracle_vs_itself_and_lead_vs_random(capsys, scores_dir):
             ("lead", "oracle"),
             ("random", "oracle"),
         ]
-        raw = [
-            stats.randomization_test(
-                values[r["a"]].values(measure),
-                values[r["b"]].values(measure),
-                groups=resampling_clusters(split),
-            )
-            for r in family
-        ]
-        assert [r["p_randomization"] for r in family] == pytest.approx(raw, abs=1e-12)
+        for r in family:  # synth_alpha_sys has 3 documents: every sign pattern is enumerated
+            diffs = values[r["a"]].values(measure) - values[r["b"]].values(measure)
+            by_document = pd.Series(diffs, index=resampling_clusters(split)).dropna()
+            sums = by_document.groupby(level=0).sum().to_numpy() / len(by_document)
+            patterns = np.array(list(itertools.product([-1.0, 1.0], repeat=len(sums))))
+            exact = np.mean(np.abs(patterns @ sums) >= abs(sums.sum()) - 1e-12)
+            assert r["exact"] and r["p_mc_se"] == 0.0 and r["flips"] == 2 ** len(sums)
+            assert r["p_randomization"] == pytest.approx(exact, abs=1e-12)
+        raw = [r["p_randomization"] for r in family]
         assert [r["p_holm"] for r in family] == pytest.approx(stats.holm(raw), abs=1e-12)
+        assert all(r["p_holm_interval"] == [r["p_holm"], r["p_holm"]] for r in family)
+        assert all(r["decision"] == "not significant" for r in family)  # 3 documents: p >= 2/8
         lead_random = family[0]
         assert lead_random["mean_a"] == pytest.approx(results[("lead", split.name)][measure.json_key])
         assert lead_random["mean_b"] == pytest.approx(results[("random", split.name)][measure.json_key])
-    # three documents: the exact sign-flip p-value is at least 2/8 (the Monte Carlo one about that)
-    assert min(r["p_randomization"] for r in rows) >= 0.2
+    assert min(r["p_randomization"] for r in rows) >= 2 / 8
     _, out, _ = run_cli(capsys, "compare", "lead", "random", "--split", "synthnews", "--json")
     assert {r["split"] for r in json.loads(out)["comparisons"]} == set(SYNTH)
 

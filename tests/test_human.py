@@ -11,6 +11,7 @@ from sourcesum.human import HUMAN_LABEL, HumanAgreement, agreement_per_pair, cov
 from sourcesum.measures import AP, EXPECTED_AP, NDCG
 from sourcesum.metrics import average_precision, expected_average_precision, ndcg
 from sourcesum.rankers import create_ranker
+from sourcesum.significance import Marked, SignFlipCount
 
 MEASURES = (NDCG, AP, EXPECTED_AP)
 NEWS = ["synth_alpha_sys", "synth_alpha_ref", "synth_beta_sys", "synth_beta_ref", "synth_alpha_sys_all"]
@@ -140,17 +141,24 @@ def test_coverage_counts_every_edge_case(name):
         assert report["pairs_mixed_annotator_counts"] == documented[name]
 
 
+def _marked(decision: str) -> Marked:
+    count = SignFlipCount(extreme=0, flips=10_000, batches=1)
+    return Marked(count, (0.0, 1.0), 0.5, decision)  # only the decision matters here
+
+
 def test_ceiling_only_when_every_row_is_significantly_below():
     table = HumanAgreement(measures=(NDCG,), labels=[HUMAN_LABEL, "a", "b"])
     import pandas as pd
 
     for label, value in ((HUMAN_LABEL, 0.9), ("a", 0.5), ("b", 0.95)):
         table.per_pair[(label, "s")] = pd.DataFrame({"nDCG": [value, value]})
-    table.p_vs_human[("a", "s", NDCG)] = 0.001
-    table.p_vs_human[("b", "s", NDCG)] = 0.2
+    table.vs_human[("a", "s", NDCG)] = _marked("significant")
+    table.vs_human[("b", "s", NDCG)] = _marked("not significant")
     assert table.versus_human("a", "s", NDCG) == -1 and table.versus_human("b", "s", NDCG) == 0
     assert not table.is_ceiling("s", NDCG)
-    table.p_vs_human[("b", "s", NDCG)] = 0.01  # significant, but above the human
+    table.vs_human[("b", "s", NDCG)] = _marked("significant")  # significant, but above the human
     assert table.versus_human("b", "s", NDCG) == 1 and not table.is_ceiling("s", NDCG)
     table.per_pair[("b", "s")] = pd.DataFrame({"nDCG": [0.4, 0.4]})
     assert table.is_ceiling("s", NDCG)
+    table.vs_human[("b", "s", NDCG)] = _marked("undecided")  # below, but not decided: no ceiling
+    assert table.versus_human("b", "s", NDCG) is None and not table.is_ceiling("s", NDCG)

@@ -133,7 +133,7 @@ def _imported(argv: list[str], env: dict[str, str] | None = None, synthetic: boo
                 "--split",
                 "synth_alpha_sys",
                 "--resamples",
-                "200",
+                "1000",
                 "--scores-dir",
                 "STORE",
             ],

@@ -250,19 +250,19 @@ def test_every_leaderboard_row_and_value_is_on_the_page(any_built, browser):
             for cell, column in zip(cells, columns, strict=True):
                 expected = row.value(column.split, column.measure)
                 assert (cell == "") if not math.isfinite(expected) else float(cell) == expected
-    # Significance marks: one bold best per column among rankers and published rows, daggers
-    # where the test says "not worse".
+    # Significance marks: one bold best per column among rankers and published rows (Avg
+    # included), daggers where the test says "not worse", ? where it is undecided.
     competing = "#leaderboard td {0}, #published-rows td {0}"
     assert len(texts(browser, competing.format("strong"))) == len(board.best)
-    daggers = len(texts(browser, competing.format(".dagger")))
-    assert daggers == sum(
-        row.not_worse_than_best(c.split, c.measure)
-        and board.best.get((c.split, c.measure)) != row.label
-        and math.isfinite(row.value(c.split, c.measure))
-        for row in board.competing_rows
-        for c in columns
-        if c.split is not None
-    )
+    for selector, decision in ((".dagger", "not significant"), (".undecided-mark", "undecided")):
+        marks = len(texts(browser, competing.format(selector)))
+        assert marks == sum(
+            row.versus_best(c.split, c.measure) == decision
+            and board.best.get((c.split, c.measure)) != row.label
+            and math.isfinite(row.value(c.split, c.measure))
+            for row in board.competing_rows
+            for c in columns
+        ), selector
     assert texts(browser, "#leaderboard td .ci")[0].startswith("[")
     assert len(texts(browser, "#ties-table tbody tr")) == sum(len(r.ties) for r in board.rows)
     keys = " ".join(texts(browser, "#configurations-table td code"))

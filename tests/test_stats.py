@@ -1,9 +1,8 @@
-"""Bootstrap, randomization test and Holm against scipy / slow references; the tie report and
-document resampling on the synthetic splits; lead against random on real XSum."""
+"""Bootstrap and Holm against scipy / slow references; the tie report and document resampling
+on the synthetic splits; lead against random on real XSum (the sign-flip tests are in
+test_significance.py)."""
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from sourcesum.data import load_split
 from sourcesum.evaluation import evaluate_split
 from sourcesum.measures import AP, NDCG
 from sourcesum.rankers import create_ranker
+from sourcesum.significance import cluster_contributions, decide_family, seed_for
 from sourcesum.ties import tie_report, tie_shares
 
 
@@ -44,23 +44,8 @@ def test_bootstrap_ci_agrees_with_scipy_percentile_bootstrap():
     assert low == pytest.approx(ref.low, abs=2e-3) and high == pytest.approx(ref.high, abs=2e-3)
 
 
-def test_randomization_test_matches_exact_enumeration():
-    a = np.array([0.9, 0.8, 0.75, 0.6, 0.95, 0.7, 0.85, 0.65, 0.8, 0.9])
-    b = np.array([0.7, 0.82, 0.6, 0.5, 0.9, 0.72, 0.6, 0.66, 0.7, 0.8])
-    diff = a - b
-    flips = np.array(list(itertools.product([-1, 1], repeat=len(diff))))
-    exact = np.mean(np.abs(flips @ diff) >= abs(diff.sum()) - 1e-12)
-    ours = stats.randomization_test(a, b, resamples=200_000, seed=0)
-    assert ours == pytest.approx(exact, abs=0.005)
-    scipy_p = scipy_stats.permutation_test(
-        (a, b), lambda x, y: np.mean(x - y), permutation_type="samples", n_resamples=np.inf
-    ).pvalue
-    assert ours == pytest.approx(scipy_p, abs=0.005)
-
-
-def test_identical_systems_have_p_one():
+def test_identical_systems_have_bootstrap_p_one():
     values = np.random.default_rng(0).random(50)
-    assert stats.randomization_test(values, values) == 1.0
     p, low, high = stats.paired_bootstrap_test(values, values)
     assert p == 1.0 and low == high == 0.0
 
@@ -82,17 +67,13 @@ def test_lead_beats_random_on_xsum_far_below_001():
     groups = list(split.clusters)
     assert groups == [p.document_key for p in split]
     for measure in (NDCG, AP):
-        comparison = stats.compare(
-            "lead",
-            "random",
-            split.name,
-            measure.name,
-            lead[measure.name].to_numpy(),
-            random[measure.name].to_numpy(),
-            groups=groups,
+        diffs = lead[measure.name].to_numpy() - random[measure.name].to_numpy()
+        [marked] = decide_family([cluster_contributions(diffs, groups)], [seed_for("lead", "random")])
+        assert marked.count.p < 0.001 and marked.decision == "significant"
+        p_bootstrap, low, _ = stats.paired_bootstrap_test(
+            lead[measure.name].to_numpy(), random[measure.name].to_numpy(), groups=groups
         )
-        assert comparison.p_randomization < 0.001 and comparison.p_bootstrap < 0.001
-        assert comparison.ci_low > 0
+        assert p_bootstrap < 0.001 and low > 0
 
 
 @pytest.mark.parametrize("name", ["synth_alpha_sys", "synth_alpha_ref", "synth_beta_sys", "synth_beta_ref"])
@@ -126,12 +107,9 @@ def test_batched_statistics_equal_one_call_per_vector():
     groups = rng.integers(0, 40, 120)
     vectors = [rng.random(120) for _ in range(5)]
     vectors[3][[2, 7]] = np.nan  # undefined pairs: batched only with vectors missing the same
-    base = rng.random(120)
     each = stats.bootstrap_means_each(vectors, 500, 3, groups)
-    tests = stats.randomization_test_each(vectors, base, 500, 3, groups)
-    for vector, means, p in zip(vectors, each, tests, strict=True):
+    for vector, means in zip(vectors, each, strict=True):
         assert np.array_equal(means, stats.bootstrap_means(vector, 500, 3, groups)[0])
-        assert p == stats.randomization_test(vector, base, 500, 3, groups)
 
 
 @pytest.mark.parametrize(

@@ -1,17 +1,62 @@
-"""Paired comparisons of leaderboard rows on the same pairs, Holm-corrected per split and measure."""
+"""Paired comparisons of leaderboard rows on the same pairs: the mean difference with its paired
+bootstrap CI and p-value, and the sign-flip randomization test decided under Holm per split and
+measure by the rule of :mod:`sourcesum.significance` (Monte Carlo error, resampling until
+decided, exact enumeration for few clusters)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
+import numpy as np
 import pandas as pd
 from sourcesum import stats
 from sourcesum.board.model import Row
-from sourcesum.board.statistics import resampling_clusters
+from sourcesum.board.statistics import resampling_clusters, row_identity, tested_family
 from sourcesum.data import load_split
 from sourcesum.evaluation import evaluate_split
 from sourcesum.measures import Measure
+from sourcesum.significance import LOOK_LEVEL, cluster_contributions
+from sourcesum.statscache import StatsCache
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A paired comparison of rows ``a`` and ``b`` on one split and measure.
+
+    ``p_randomization`` is the sign-flip p-value with its Monte Carlo standard error
+    ``p_mc_se`` over ``flips`` patterns (``exact``: all of them enumerated, error 0);
+    ``p_holm`` its Holm adjustment within the (split, measure) family and ``p_holm_interval``
+    the adjusted interval (each end at :data:`~sourcesum.significance.LOOK_LEVEL`) the
+    ``decision`` is read from.
+    ``p_bootstrap`` and ``ci_low``/``ci_high`` come from the paired bootstrap of the mean
+    difference over ``resamples`` resamples."""
+
+    a: str
+    b: str
+    split: str
+    measure: str
+    mean_a: float
+    mean_b: float
+    ci_low: float
+    ci_high: float
+    p_bootstrap: float
+    resamples: int
+    p_randomization: float
+    p_mc_se: float
+    flips: int
+    exact: bool
+    p_holm: float
+    p_holm_interval: tuple[float, float]
+    decision: str
+
+    def as_dict(self) -> dict[str, Any]:
+        record = dict(self.__dict__)
+        record["p_holm_interval"] = list(self.p_holm_interval)
+        record["p_holm_interval_level"] = LOOK_LEVEL
+        return record
 
 
 def per_pair_values(row: Row, split: str, measures: Sequence[Measure]) -> pd.DataFrame:
@@ -34,33 +79,52 @@ def compare_rows(
     by_document: bool = True,
     resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
-) -> list[stats.Comparison]:
-    """Every pair of ``rows`` on every split and measure; ``p_holm`` adjusts the randomization
-    p-values across the comparisons of one (split, measure)."""
-    out: list[stats.Comparison] = []
+    cache: StatsCache | None = None,
+) -> list[Comparison]:
+    """Every pair of ``rows`` on every split and measure. Each (split, measure) is one Holm
+    family; each test draws from a seed derived from ``seed``, the two rows, the split and the
+    measure (so the rows named beside them change no test's draws)."""
+    cache = StatsCache.default() if cache is None else cache
+    out: list[Comparison] = []
     for split in splits:
-        groups = resampling_clusters(load_split(split)) if by_document else None
-        values = [
-            (row.label, per_pair_values(row, split, measures)) for row in rows if split in row.evaluations
-        ]
+        loaded = load_split(split)
+        groups = resampling_clusters(loaded) if by_document else [p.id for p in loaded]
+        values = [(row, per_pair_values(row, split, measures)) for row in rows if split in row.evaluations]
         for measure in measures:
-            family = [
-                stats.compare(
-                    a,
-                    b,
-                    split,
-                    measure.name,
-                    va[measure.name].to_numpy(),
-                    vb[measure.name].to_numpy(),
-                    resamples,
-                    seed,
-                    groups,
+            pairs = list(combinations(values, 2))
+            vectors = [
+                (va[measure.name].to_numpy(dtype=float), vb[measure.name].to_numpy(dtype=float))
+                for (_, va), (_, vb) in pairs
+            ]
+            family = tested_family(
+                f"compare/{'document' if by_document else 'pair'}",
+                [(row_identity(a), row_identity(b), split, measure.name) for (a, _), (b, _) in pairs],
+                [cluster_contributions(x - y, groups) for x, y in vectors],
+                cache,
+                seed,
+            )
+            for ((a, _), (b, _)), (x, y), marked in zip(pairs, vectors, family, strict=True):
+                p_boot, low, high = stats.paired_bootstrap_test(x, y, resamples, seed, groups)
+                out.append(
+                    Comparison(
+                        a=a.label,
+                        b=b.label,
+                        split=split,
+                        measure=measure.name,
+                        mean_a=float(np.nanmean(x)),
+                        mean_b=float(np.nanmean(y)),
+                        ci_low=low,
+                        ci_high=high,
+                        p_bootstrap=p_boot,
+                        resamples=resamples,
+                        p_randomization=marked.count.p,
+                        p_mc_se=marked.count.standard_error,
+                        flips=marked.count.flips,
+                        exact=marked.count.exact,
+                        p_holm=marked.p_holm,
+                        p_holm_interval=marked.adjusted,
+                        decision=marked.decision,
+                    )
                 )
-                for (a, va), (b, vb) in combinations(values, 2)
-            ]
-            adjusted = stats.holm([c.p_randomization for c in family])
-            out += [
-                stats.Comparison(**{**c.as_dict(), "p_holm": p})
-                for c, p in zip(family, adjusted, strict=False)
-            ]
+    cache.save()
     return out

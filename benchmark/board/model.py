@@ -19,7 +19,7 @@ from sourcesum.errors import UnknownNameError
 from sourcesum.evaluation import Evaluation
 from sourcesum.human import HumanAgreement
 from sourcesum.measures import AP, NDCG, Measure
-from sourcesum.stats import ALPHA
+from sourcesum.significance import Marked
 from sourcesum.store import ScoreEntry
 
 LEADERBOARD_MEASURES = (NDCG, AP)
@@ -42,9 +42,12 @@ class Row:
     entries: dict[str, ScoreEntry] = field(default_factory=dict)
     evaluations: dict[str, Evaluation] = field(default_factory=dict)
     ci: dict[tuple[str | None, Measure], tuple[float, float]] = field(default_factory=dict)
-    p_vs_best: dict[tuple[str, Measure], float] = field(default_factory=dict)
-    p_vs_lead: dict[tuple[str, Measure], float] = field(default_factory=dict)
-    """Holm-adjusted two-sided randomization p-value against ``lead`` (competing rows)."""
+    vs_best: dict[tuple[str | None, Measure], Marked] = field(default_factory=dict)
+    """The test against the column's best (split columns and, ``None``, the Avg column): the
+    Monte Carlo count, the Holm-adjusted interval and the decision
+    (:mod:`sourcesum.significance`)."""
+    vs_lead: dict[tuple[str, Measure], Marked] = field(default_factory=dict)
+    """The test against ``lead`` (competing rows, split columns)."""
     ties: dict[str, dict[str, Any]] = field(default_factory=dict)
     nan_replaced: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Published rows: per split, (NaN scores replaced by 0, pairs whose scores were all NaN)."""
@@ -62,8 +65,11 @@ class Row:
         """The split mean, or the board average when ``split`` is None."""
         return self.average(measure) if split is None else self.mean(split, measure)
 
-    def not_worse_than_best(self, split: str, measure: Measure) -> bool:
-        return self.p_vs_best.get((split, measure), 0.0) >= ALPHA
+    def versus_best(self, split: str | None, measure: Measure) -> str:
+        """``not significant`` (not significantly worse than the best), ``significant``
+        (significantly worse), ``undecided`` (at the resampling cap) or ``untested``."""
+        marked = self.vs_best.get((split, measure))
+        return marked.decision if marked is not None else "untested"
 
 
 @dataclass
@@ -106,17 +112,23 @@ class Leaderboard:
         leads = [r for r in self.competing_rows if r.ranker == "lead"]
         return leads[0] if len(leads) == 1 else None
 
-    def better_than_lead(self, split: str, measure: Measure) -> list[Row]:
-        """Competing rows significantly above ``lead`` in a column (Holm-adjusted p < ALPHA)."""
+    def against_lead(self, split: str, measure: Measure, decision: str = "significant") -> list[Row]:
+        """Competing rows above ``lead`` in a column whose test against it has ``decision``
+        (``significant``: significantly better; ``undecided``: not decided at the cap)."""
         lead = self.lead
         if lead is None:
             return []
         return [
             r
             for r in self.competing_rows
-            if r.p_vs_lead.get((split, measure), 1.0) < ALPHA
+            if (split, measure) in r.vs_lead
+            and r.vs_lead[(split, measure)].decision == decision
             and r.mean(split, measure) > lead.mean(split, measure)
         ]
+
+    def better_than_lead(self, split: str, measure: Measure) -> list[Row]:
+        """Competing rows significantly above ``lead`` in a column (decided significant)."""
+        return self.against_lead(split, measure, "significant")
 
     def row(self, name: str) -> Row:
         """The row labelled ``name``, else the only row of ranker ``name``."""

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from sourcesum.board.view import BoardView
 from sourcesum.human import HUMAN_LABEL
+from sourcesum.significance import BATCH_FLIPS, LEVEL, LOOK_LEVEL, LOOKS, MAX_FLIPS
 from sourcesum.stats import ALPHA
 
 TIES_TEXT = (
@@ -22,10 +23,31 @@ TIES_TEXT = (
     "tied last among six: block 1/3, every ordering 4/15)."
 )
 
+
+def significance_rule(shared_documents_text: str) -> str:
+    """How every mark (†, ?, ▲ / ▼, the lists against ``lead``) is decided."""
+    shared = f", so {shared_documents_text} flip them together" if shared_documents_text else ""
+    return (
+        "Each row is compared with the column's best by a two-sided paired randomization test "
+        f"(document-level sign flips; in the Avg columns the statistic is the mean of the split means{shared}), "
+        f"Holm-corrected across the column's rankers and published systems at {ALPHA}. A p-value "
+        "from random sign flips has Monte Carlo error, so the decision is read from an interval "
+        "of the exact p-value (the one every sign pattern would give): Holm is applied to both "
+        f"ends; a row is significantly worse when the adjusted upper end is below {ALPHA}, not "
+        f"significantly worse (†) when the adjusted lower end is at least {ALPHA}. While neither "
+        "holds, the tests that can move a mark draw more sign flips "
+        f"({BATCH_FLIPS:,}, then doubling; each test from its own seed, derived from the two rows "
+        f"and the column) up to {MAX_FLIPS:,}, and a row still undecided there is marked ?, "
+        f"never †. A test looks at most {LOOKS} times, each at {LOOK_LEVEL:.2%}, so its intervals "
+        f"all hold its exact p-value with probability at least {LEVEL:.0%}: a mark differs from "
+        "the exact p-values' only where an interval of its column misses, whatever the seed."
+    )
+
+
 LEAD_TEXT = (
-    "rows significantly better than `lead` (two-sided paired randomization test, 10,000 "
-    "document-level sign flips, Holm-corrected across all rankers and published systems compared "
-    f"with `lead` in the column, adjusted p < {ALPHA}, higher mean), per column"
+    "rows significantly better than `lead` (two-sided paired randomization test over documents, "
+    "Holm-corrected across all rankers and published systems compared with `lead` in the column, "
+    f"adjusted Monte Carlo interval below {ALPHA} as for †, higher mean), per column"
 )
 
 HUMAN_TEXT = (
@@ -37,9 +59,9 @@ HUMAN_TEXT = (
     "over its references, a split's over its pairs. Each cell answers: does this system agree with "
     "the other annotators as well as one more annotator does? MAP is given both as the paper's "
     "block AP and as the expected AP over random orderings of ties, because an annotator's 0/1 "
-    "votes form two large tie blocks. ▲ / ▼: significantly above / below the human (two-sided "
-    "paired randomization test, 10,000 document-level sign flips, Holm-corrected across the "
-    f"column's rows, adjusted p < {ALPHA})."
+    "votes form two large tie blocks. ▲ / ▼: significantly above / below the human, ?: undecided "
+    "(two-sided paired randomization test over documents, Holm-corrected across the column's "
+    f"rows at {ALPHA}, decided on Monte Carlo intervals as the † marks are)."
 )
 
 REFERENCE_TEXT = (

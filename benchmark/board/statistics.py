@@ -1,23 +1,27 @@
 """The board's statistics: CIs, significance against the best and against ``lead``, tie
-reports and the human-agreement table (see :mod:`sourcesum.stats` for the procedures).
+reports and the human-agreement table (see :mod:`sourcesum.stats` for the bootstrap and
+:mod:`sourcesum.significance` for the tests and their decision rule).
 
 * Every cell gets a 95% percentile bootstrap CI (10,000 resamples, seed 0) that **resamples
   clusters** (``Split.clusters``: SourceSum's documents; on CNN/DM several pairs share one, on
   XSum every pair has its own, so this equals resampling pairs).
-* In each split column, every competing row is compared with the column's best by a paired
-  randomization test (cluster-level sign flips), Holm-corrected across the rows of that column;
-  rows with adjusted p >= ``ALPHA`` are "not significantly worse than the best". Every
-  competing row is also tested against ``lead`` in each column (same test, Holm across the rows
-  compared with ``lead`` in that column).
+* In each column (split columns and Avg), every competing row is compared with the column's
+  best by a paired randomization test (cluster-level sign flips), decided with Holm across the
+  rows of that column: *not significant* means "not significantly worse than the best"; a
+  test that the Monte Carlo error leaves undecided at the cap is reported as undecided. In the
+  Avg column the statistic is the mean of the split means and a cluster shared by splits
+  flips in all of them together. Every competing row is also tested against ``lead`` in each
+  split column (same test, Holm across the rows compared with ``lead`` in that column).
 * The Avg CI is the percentile interval of the mean of the board splits' bootstrap means,
   resample by resample; every split is resampled from the same seed, so splits that share
   their clusters (SourceSum: the two splits of a corpus) draw the same clusters in each
   resample.
 
-Every interval, raw p-value and tie report is memoised (:class:`~sourcesum.statscache.StatsCache`)
-under the sha256 of its exact inputs, and what is missing is computed in one batch per kind
-(:func:`~sourcesum.statscache.memoised`; batched results are bit-identical to one call per
-vector); Holm is recomputed each time.
+Every interval, batch of sign-flip counts and tie report is memoised
+(:class:`~sourcesum.statscache.StatsCache`) under the sha256 of its exact inputs; intervals
+missing are computed in one batch per kind (:func:`~sourcesum.statscache.memoised`; batched
+results are bit-identical to one call per vector); Holm and the decisions are recomputed each
+time.
 """
 
 from __future__ import annotations
@@ -29,10 +33,18 @@ import numpy as np
 from sourcesum import stats
 from sourcesum.board.model import Leaderboard, Row
 from sourcesum.data import Split
+from sourcesum.hashing import canonical_json
 from sourcesum.human import HUMAN_LABEL, HumanAgreement, agreement_per_pair, coverage
 from sourcesum.measures import Measure
 from sourcesum.qrels import Run
-from sourcesum.statscache import INTERVAL, PVALUE, StatsCache, memoised, stats_key
+from sourcesum.significance import (
+    Marked,
+    average_contributions,
+    cluster_contributions,
+    decide_family,
+    seed_for,
+)
+from sourcesum.statscache import INTERVAL, SIGN_FLIP_BATCHES, StatsCache, memoised, stats_key
 from sourcesum.store import ScoreEntry
 from sourcesum.ties import tie_report
 
@@ -46,17 +58,21 @@ def resampling_clusters(split: Split) -> list[str]:
 
 
 def add_all_statistics(
-    board: Leaderboard, resamples: int = stats.DEFAULT_RESAMPLES, cache: StatsCache | None = None
+    board: Leaderboard,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    cache: StatsCache | None = None,
+    seed: int = stats.DEFAULT_SEED,
 ) -> None:
     """What a rendered board adds to its rows' evaluations: tie reports, the human-agreement
-    table (datasets with per-annotator votes), CIs and p-values."""
+    table (datasets with per-annotator votes), CIs and significance marks (``seed`` seeds the
+    bootstrap and is mixed into every test's own seed)."""
     cache = StatsCache.default() if cache is None else cache
     splits = {s.name: s for s in board.splits}
     for row in board.rows:
         for name, entry in row.entries.items():
             row.ties[name] = cached_tie_report(splits[name], entry, row, board.measures, cache)
     board.human = human_agreement(board) if board.dataset.human_agreement else None
-    add_statistics(board, resamples, cache=cache)
+    add_statistics(board, resamples, seed, cache)
 
 
 def cached_tie_report(
@@ -138,22 +154,37 @@ def intervals(
     return [(low, high) for low, high in memoised(cache, keys, compute, INTERVAL)]
 
 
-def pvalues(
-    vectors: Sequence[np.ndarray],
-    base: np.ndarray,
-    groups: list[str],
+def row_identity(row: Row) -> str:
+    """What a row's tests are seeded by: its ranker and canonical parameters (never its label)."""
+    return f"{row.ranker}|{canonical_json(row.params)}"
+
+
+def tested_family(
+    kind: str,
+    identities: Sequence[tuple[str, ...]],
+    contributions: Sequence[np.ndarray],
     cache: StatsCache,
-    resamples: int,
-    seed: int,
-) -> list[float]:
-    """Raw two-sided randomization p-values of each vector against ``base`` (memoised, missing
-    ones batched)."""
-    keys = [stats_key("randomization", resamples, seed, [v, base], [groups]) for v in vectors]
+    seed: int = stats.DEFAULT_SEED,
+) -> list[Marked]:
+    """The decision rule of :mod:`sourcesum.significance` on one family of tests. Test ``i`` is
+    named by ``identities[i]`` (the two rows compared, the column, the measure) and draws from
+    ``seed_for(seed, kind, *identities[i])``: adding a test to the family changes no other
+    test's draws. Its batches of sign patterns are memoised in ``cache`` under the sha256 of
+    its contributions and seed."""
+    seeds = [seed_for(str(seed), kind, *identity) for identity in identities]
+    keys = [
+        stats_key(f"signflip/2|{kind}", 0, test, [c], [])
+        for test, c in zip(seeds, contributions, strict=True)
+    ]
 
-    def compute(missing: list[int]) -> list[float]:
-        return stats.randomization_test_each([vectors[i] for i in missing], base, resamples, seed, groups)
+    def memo(i: int) -> list[int]:
+        memoised_counts = cache.lookup(keys[i], SIGN_FLIP_BATCHES)
+        return [int(x) for x in memoised_counts] if memoised_counts else []
 
-    return [float(p) for p in memoised(cache, keys, compute, PVALUE)]
+    def remember(i: int, batches: list[int]) -> None:
+        cache.put(keys[i], list(batches))
+
+    return decide_family(contributions, seeds, memo, remember)
 
 
 def add_statistics(
@@ -172,15 +203,48 @@ def add_statistics(
             best_label = board.best.get((split.name, measure))
             if best_label is not None:
                 best = board.row(best_label)
-                for row, p in _holm_against(best, board, split.name, measure, cache, resamples, seed, groups):
-                    row.p_vs_best[(split.name, measure)] = p
-                best.p_vs_best[(split.name, measure)] = 1.0
+                for row, marked in _tests_against(
+                    best, "best", board, split.name, measure, cache, groups, seed
+                ):
+                    row.vs_best[(split.name, measure)] = marked
             lead = board.lead
             if lead is not None and split.name in lead.evaluations:
-                for row, p in _holm_against(lead, board, split.name, measure, cache, resamples, seed, groups):
-                    row.p_vs_lead[(split.name, measure)] = p
+                for row, marked in _tests_against(
+                    lead, "lead", board, split.name, measure, cache, groups, seed
+                ):
+                    row.vs_lead[(split.name, measure)] = marked
+        best_label = board.best.get((None, measure))
+        if best_label is not None:
+            best = board.row(best_label)
+            others = [
+                r
+                for r in board.competing_rows
+                if r is not best and all(s.name in r.evaluations for s in board.splits)
+            ]
+            contributions = [
+                average_contributions(
+                    [
+                        (
+                            r.evaluations[s.name].values(measure) - best.evaluations[s.name].values(measure),
+                            groups[s.name],
+                        )
+                        for s in board.splits
+                    ]
+                )
+                for r in others
+            ]
+            family = tested_family(
+                "best",
+                [(row_identity(r), row_identity(best), "Avg", measure.name) for r in others],
+                contributions,
+                cache,
+                seed,
+            )
+            for row, marked in zip(others, family, strict=True):
+                row.vs_best[(None, measure)] = marked
     if board.human is not None:
-        _human_statistics(board.human, board.splits, cache, resamples, seed, groups)
+        identities = {r.label: row_identity(r) for r in board.competing_rows}
+        _human_statistics(board.human, board.splits, cache, resamples, seed, groups, identities)
     cache.save()
 
 
@@ -229,22 +293,31 @@ def _row_intervals(
         row.ci[(None, measure)] = (low, high)
 
 
-def _holm_against(
+def _tests_against(
     base: Row,
+    kind: str,
     board: Leaderboard,
     split: str,
     measure: Measure,
     cache: StatsCache,
-    resamples: int,
-    seed: int,
     groups: dict[str, list[str]],
-) -> list[tuple[Row, float]]:
-    """Two-sided paired randomization test against ``base`` of every other competing row with
-    values on ``split``, Holm-adjusted across those rows."""
+    seed: int,
+) -> list[tuple[Row, Marked]]:
+    """Two-sided paired randomization tests against ``base`` of every other competing row with
+    values on ``split``, decided together under Holm (:func:`tested_family`)."""
     others = [r for r in board.competing_rows if r is not base and split in r.evaluations]
-    vectors = [r.evaluations[split].values(measure) for r in others]
-    raw = pvalues(vectors, base.evaluations[split].values(measure), groups[split], cache, resamples, seed)
-    return list(zip(others, stats.holm(raw), strict=True)) if raw else []
+    reference = base.evaluations[split].values(measure)
+    contributions = [
+        cluster_contributions(r.evaluations[split].values(measure) - reference, groups[split]) for r in others
+    ]
+    family = tested_family(
+        kind,
+        [(row_identity(r), row_identity(base), split, measure.name) for r in others],
+        contributions,
+        cache,
+        seed,
+    )
+    return list(zip(others, family, strict=True))
 
 
 def _human_statistics(
@@ -254,6 +327,7 @@ def _human_statistics(
     resamples: int,
     seed: int,
     groups: dict[str, list[str]],
+    identities: dict[str, str],
 ) -> None:
     """CIs of every agreement cell; each row tested against the human (two-sided paired
     randomization test over the pairs both cover, Holm across the rows of the column)."""
@@ -265,6 +339,13 @@ def _human_statistics(
                 labels, intervals(vectors, groups[split.name], cache, resamples, seed), strict=True
             ):
                 table.ci[(label, split.name, measure)] = ci
-            raw = pvalues(vectors[1:], vectors[0], groups[split.name], cache, resamples, seed)
-            for label, p in zip(labels[1:], stats.holm(raw) if raw else [], strict=True):
-                table.p_vs_human[(label, split.name, measure)] = p
+            contributions = [cluster_contributions(v - vectors[0], groups[split.name]) for v in vectors[1:]]
+            family = tested_family(
+                "human",
+                [(identities[label], HUMAN_LABEL, split.name, measure.name) for label in labels[1:]],
+                contributions,
+                cache,
+                seed,
+            )
+            for label, marked in zip(labels[1:], family, strict=True):
+                table.vs_human[(label, split.name, measure)] = marked

@@ -21,6 +21,7 @@ from sourcesum.board.model import LEADERBOARD_MEASURES, Leaderboard, Row
 from sourcesum.data import Dataset
 from sourcesum.human import HUMAN_LABEL
 from sourcesum.measures import Measure
+from sourcesum.significance import Marked
 from sourcesum.ties import TIE_RULES
 
 
@@ -49,7 +50,7 @@ class Column:
 @dataclass(frozen=True)
 class Cell:
     """One value of a row: ``mark`` is ``best`` (the column's best competing row), ``tied``
-    (not significantly worse than the best; split columns only) or empty."""
+    (not significantly worse than the best), ``undecided`` (:func:`cell_mark`) or empty."""
 
     value: float
     text: str
@@ -79,11 +80,13 @@ class RowView:
 
 @dataclass(frozen=True)
 class LeadComparison:
-    """One column's test against ``lead``: the rows significantly better, and all compared."""
+    """One column's test against ``lead``: the rows significantly better, those above it whose
+    test is undecided at the resampling cap, and all compared."""
 
     title: str
     better: tuple[str, ...]
     compared: tuple[str, ...]
+    undecided: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,7 @@ class BoardView:
     scores_from: str
     regenerate: str
     records: tuple[dict[str, Any], ...] = field(default=())
+    average_records: tuple[dict[str, Any], ...] = field(default=())
     human_records: dict[str, Any] | None = None
 
     @property
@@ -151,14 +155,15 @@ def columns_of(board: Leaderboard) -> tuple[Column, ...]:
 
 
 def cell_mark(board: Leaderboard, row: Row, split: str | None, measure: Measure) -> str:
-    """``"best"``, ``"tied"`` or ``""``; reference rows and missing values are never marked."""
+    """``"best"`` (the column's best competing row), ``"tied"`` (not significantly worse than the
+    best), ``"undecided"`` (the test against the best is not decided at the resampling cap) or
+    ``""``; reference rows and missing values are never marked."""
     if row.reference or not math.isfinite(row.value(split, measure)):
         return ""
     if board.best.get((split, measure)) == row.label:
         return "best"
-    if split is not None and row.not_worse_than_best(split, measure):
-        return "tied"
-    return ""
+    decision = row.versus_best(split, measure)
+    return {"not significant": "tied", "undecided": "undecided"}.get(decision, "")
 
 
 def _row_view(board: Leaderboard, row: Row, columns: Sequence[Column]) -> RowView:
@@ -232,7 +237,7 @@ def _lead(board: Leaderboard) -> tuple[LeadComparison, ...]:
     out = []
     for split in board.splits:
         for measure in board.measures:
-            family = [r for r in board.competing_rows if (split.name, measure) in r.p_vs_lead]
+            family = [r for r in board.competing_rows if (split.name, measure) in r.vs_lead]
             if family:
                 better = board.better_than_lead(split.name, measure)
                 out.append(
@@ -240,6 +245,7 @@ def _lead(board: Leaderboard) -> tuple[LeadComparison, ...]:
                         f"{split.title} {measure.display_name}",
                         tuple(r.label for r in better),
                         tuple(r.label for r in family),
+                        tuple(r.label for r in board.against_lead(split.name, measure, "undecided")),
                     )
                 )
     return tuple(out)
@@ -299,7 +305,7 @@ COVERAGE_HEADERS = (
     "k >= 3",
     "References",
     "References with no relevant sentence",
-    "Pairs with no defined reference",
+    "Pairs without a value: left out + every reference without a relevant sentence",
 )
 
 
@@ -323,7 +329,10 @@ def _human(board: Leaderboard) -> dict[str, Any]:
                 str(c["pairs_three_or_more"]),
                 str(c["references"]),
                 " / ".join(f"{m.display_name} {c['references_without_relevant'][m.name]}" for m in measures),  # type: ignore[index]
-                " / ".join(f"{m.display_name} {c['pairs_left_out'][m.name]}" for m in measures),  # type: ignore[index]
+                " / ".join(
+                    f"{m.display_name} {c['pairs_excluded']} + {c['pairs_left_out'][m.name] - c['pairs_excluded']}"  # type: ignore[index]
+                    for m in measures
+                ),
             ]
         )
     columns = [(split, m) for split in board.splits for m in measures]
@@ -342,7 +351,8 @@ def _human(board: Leaderboard) -> dict[str, Any]:
             for label in table.labels[1:]
             if (label, split.name) in table.per_pair
         ]
-        counts.append(f"{marks.count(1)} ▲ / {marks.count(0)} = / {marks.count(-1)} ▼")
+        undecided = f" / {marks.count(None)} ?" if None in marks else ""
+        counts.append(f"{marks.count(1)} ▲ / {marks.count(0)} = / {marks.count(-1)} ▼{undecided}")
     ceiling = [f"{s.title} {m.display_name}" for s, m in columns if table.is_ceiling(s.name, m)]
     return {
         "coverage": coverage,
@@ -357,6 +367,21 @@ def _human(board: Leaderboard) -> dict[str, Any]:
             "nothing there. The last line counts the rows above (▲), not significantly different "
             "from (=) and below (▼) the human."
         ),
+    }
+
+
+def test_record(name: str, marked: Marked) -> dict[str, Any]:
+    """A test for JSON: ``name`` = Holm's adjustment of the point p-value, then its Holm-adjusted
+    Monte Carlo interval (the decision's basis), the decision, the raw p with its Monte Carlo
+    standard error, and the sign patterns counted (all of them when exact)."""
+    return {
+        name: marked.p_holm,
+        f"{name}_interval": list(marked.adjusted),
+        f"{name}_decision": marked.decision,
+        f"{name}_raw": marked.count.p,
+        f"{name}_mc_se": marked.count.standard_error,
+        f"{name}_flips": marked.count.flips,
+        f"{name}_exact": marked.count.exact,
     }
 
 
@@ -377,15 +402,41 @@ def records(board: Leaderboard) -> tuple[dict[str, Any], ...]:
                 key = measure.json_key
                 if (split.name, measure) in row.ci:
                     record[f"{key}_ci"] = list(row.ci[(split.name, measure)])
-                if (split.name, measure) in row.p_vs_best:
-                    record[f"{key}_p_vs_best"] = row.p_vs_best[(split.name, measure)]
-                if (split.name, measure) in row.p_vs_lead:
-                    record[f"{key}_p_vs_lead"] = row.p_vs_lead[(split.name, measure)]
+                for name, tests in (("best", row.vs_best), ("lead", row.vs_lead)):
+                    marked = tests.get((split.name, measure))
+                    if marked is not None:
+                        record.update(test_record(f"{key}_p_vs_{name}", marked))
             if split.name in row.ties:
                 record["ties"] = row.ties[split.name]
             if split.name in row.nan_replaced:
                 record["nan_replaced"], record["all_nan_pairs"] = row.nan_replaced[split.name]
             out.append(record)
+    return tuple(out)
+
+
+def average_records(board: Leaderboard) -> tuple[dict[str, Any], ...]:
+    """One record per row with values on every board split: the Avg column's means (the mean of
+    the split means), CIs and test against the Avg column's best (JSON)."""
+    out = []
+    for row in board.rows:
+        if not all(s.name in row.evaluations for s in board.splits):
+            continue
+        record: dict[str, Any] = {
+            "ranker": row.label,
+            "reference": row.reference,
+            "published": row.published,
+            "splits": [s.name for s in board.splits],
+        }
+        for measure in board.measures:
+            key = measure.json_key
+            value = row.average(measure)
+            record[key] = value if math.isfinite(value) else None
+            if (None, measure) in row.ci:
+                record[f"{key}_ci"] = list(row.ci[(None, measure)])
+            marked = row.vs_best.get((None, measure))
+            if marked is not None:
+                record.update(test_record(f"{key}_p_vs_best", marked))
+        out.append(record)
     return tuple(out)
 
 
@@ -405,8 +456,8 @@ def human_records(board: Leaderboard) -> dict[str, Any] | None:
             }
             if (label, split, measure) in table.ci:
                 cell["ci"] = list(table.ci[(label, split, measure)])
-            if (label, split, measure) in table.p_vs_human:
-                cell["p_vs_human"] = table.p_vs_human[(label, split, measure)]
+            if (label, split, measure) in table.vs_human:
+                cell.update(test_record("p_vs_human", table.vs_human[(label, split, measure)]))
             cells.append(cell)
     return {"coverage": table.coverage, "results": cells}
 
@@ -443,5 +494,6 @@ def build_view(board: Leaderboard) -> BoardView:
         scores_from=board.scores_from,
         regenerate=board.regenerate,
         records=records(board),
+        average_records=average_records(board),
         human_records=human_records(board),
     )

@@ -174,7 +174,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         write_text_atomic(target, text)
-        message = f"wrote {output} ({len(board.rows)} rows)"
+        message = f"wrote {output} ({rows_text(board)})"
         if plot is not None:
             write_bytes_atomic(plot, render_png(view))
             message += f" and {plot}"
@@ -205,3 +205,11 @@ def cmd_site(args: argparse.Namespace) -> int:
     for item in board.stale:
         print(terminal(f"note: skipped stale score file {item}"), file=sys.stderr)
     return 0
+
+
+def rows_text(board: Any) -> str:
+    """``29 rows: 20 rankers, 1 reference, 8 published`` (the parts add up to the total)."""
+    published = len(board.published_rows)
+    reference = sum(1 for r in board.rows if r.reference)
+    rankers = len(board.rows) - published - reference
+    return f"{len(board.rows)} rows: {rankers} rankers, {reference} reference, {published} published"

@@ -23,8 +23,18 @@ def add_parsers(sub: Any) -> None:
         default="document",
         help="resampling unit (default: document, the dataset's cluster; equals pair on XSum)",
     )
-    p.add_argument("--resamples", type=resamples, default=10_000, help="bootstrap resamples and sign flips")
-    p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument(
+        "--resamples",
+        type=resamples,
+        default=10_000,
+        help="bootstrap resamples (the sign-flip test draws until its decision is made, up to 10^7)",
+    )
+    p.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="seeds the bootstrap; mixed into each sign-flip test's own seed (decisions do not depend on it)",
+    )
     p.add_argument("--scores-dir")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)

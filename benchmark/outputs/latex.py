@@ -26,7 +26,7 @@ def render_latex(view: BoardView, ci: bool = False) -> str:
     for index, row in enumerate(view.rows):
         if index in breaks and index > 0:
             lines.append(r"\midrule")
-        cells = [cell_text(c, False, (r"\textbf{", "}"), r"$^\dagger$") for c in row.cells]
+        cells = [cell_text(c, False, (r"\textbf{", "}"), r"$^\dagger$", r"$^?$") for c in row.cells]
         lines.append(latex(row.label) + " & " + " & ".join(cells) + r" \\")
         if ci:
             intervals = [

@@ -17,9 +17,10 @@ from sourcesum.stats import ALPHA
 PLOT_NAME = "leaderboard.png"
 
 
-def cell_text(cell: Cell, ci: bool, bold: tuple[str, str], mark: str) -> str:
-    """A value with its mark (bold best, ``mark`` when not significantly worse) and, with
-    ``ci``, its interval."""
+def cell_text(cell: Cell, ci: bool, bold: tuple[str, str], mark: str, undecided: str = " ?") -> str:
+    """A value with its mark (bold best, ``mark`` when not significantly worse, ``undecided``
+    when the test against the best is undecided at the resampling cap) and, with ``ci``, its
+    interval."""
     text = cell.text
     if not math.isfinite(cell.value):
         return text
@@ -27,6 +28,8 @@ def cell_text(cell: Cell, ci: bool, bold: tuple[str, str], mark: str) -> str:
         text = f"{bold[0]}{text}{bold[1]}"
     elif cell.mark == "tied":
         text += mark
+    elif cell.mark == "undecided":
+        text += undecided
     if ci and cell.ci is not None:
         text += f" {cell.ci_text}"
     return text
@@ -64,7 +67,7 @@ def human_tables(view: BoardView) -> tuple[str, str]:
     coverage = ["| " + " | ".join(headers) + " |", "|---|" + "---:|" * (len(headers) - 1)]
     coverage += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in data["coverage"]]
     lines = ["| System | " + " | ".join(data["columns"]) + " |", "|---|" + "---:|" * len(data["columns"])]
-    arrows = {1: " ▲", -1: " ▼", 0: ""}
+    arrows = {1: " ▲", -1: " ▼", 0: "", None: " ?"}
     for row in data["rows"]:
         cells = [
             fmt(c["value"])

@@ -109,7 +109,7 @@ def _human(view: BoardView) -> dict[str, Any]:
     for row in data["rows"]:
         cells = []
         for header, cell in zip(data["columns"], row["cells"], strict=True):
-            mark = {1: "above", -1: "below", 0: ""}[cell["mark"]]
+            mark = {1: "above", -1: "below", 0: "", None: "undecided"}[cell["mark"]]
             cells.append(
                 {
                     "header": header,
@@ -155,8 +155,13 @@ def index_context(view: BoardView) -> dict[str, Any]:
         "published_intro": prose.published_intro(view, quote="") if view.published else "",
         "published_notes": list(view.published_notes),
         "reference": [{"label": r.label, "cells": _cells(view, r)} for r in view.reference],
+        "significance_rule": prose.significance_rule(view.dataset.shared_documents_text),
         "lead": [
-            {"column": item.title, "text": prose.lead_summary(item.better, item.compared)}
+            {
+                "column": item.title,
+                "text": prose.lead_summary(item.better, item.compared),
+                "undecided": ", ".join(item.undecided),
+            }
             for item in view.lead
         ],
         "human": _human(view),

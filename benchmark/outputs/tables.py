@@ -1,12 +1,16 @@
 """Tables for machines and terminals: the board as JSON and CSV, and aligned text tables.
 
 JSON (``sourcesum leaderboard --format json``): ``{"version", "results": [record...],
-"human_agreement": {...}}`` with one record per (row, split) (:func:`sourcesum.board.view.records`).
+"averages": [record...], "human_agreement": {...}}`` with one record per (row, split)
+(:func:`sourcesum.board.view.records`) and one per row with every split for the Avg columns
+(:func:`sourcesum.board.view.average_records`). A test is given as ``<key>_p_vs_best`` (Holm's
+adjustment of the point p-value) with ``_interval``, ``_decision``, ``_raw``, ``_mc_se``,
+``_flips`` and ``_exact`` (:func:`sourcesum.board.view.test_record`).
 CSV: one line per row: per split and measure the mean and CI (``<split> <column>``, ``... CI
 low``, ``... CI high``), the Avg columns likewise, then every other field of the row's JSON
 records, named ``<split title> <key>`` with nested keys joined by spaces
-(``XSum-PEGASUS map_p_vs_best``, ``XSum-PEGASUS ties AP expected``); empty where a row has no
-such field. JSON's human-agreement table is not in the CSV.
+(``XSum-PEGASUS map_p_vs_best``, ``XSum-PEGASUS ties AP expected``), and of its Avg record
+(``Avg map_p_vs_best_decision``); empty where a row has no such field. JSON's human-agreement table is not in the CSV.
 """
 
 from __future__ import annotations
@@ -35,7 +39,11 @@ def format_table(records: Sequence[dict[str, Any]], columns: Sequence[str]) -> s
 
 
 def render_json(view: BoardView) -> str:
-    payload: dict[str, Any] = {"version": __version__, "results": list(view.records)}
+    payload: dict[str, Any] = {
+        "version": __version__,
+        "results": list(view.records),
+        "averages": list(view.average_records),
+    }
     if view.human_records is not None:
         payload["human_agreement"] = view.human_records
     return json.dumps(payload, indent=2) + "\n"
@@ -72,7 +80,16 @@ def render_csv(view: BoardView) -> str:
             if name not in extra_columns[record["split"]]:
                 extra_columns[record["split"]].append(name)
             extra.setdefault(record["ranker"], {})[name] = value
-    more = [name for split, _, _ in view.splits for name in extra_columns[split]]
+    average_columns: list[str] = []
+    for record in view.average_records:
+        for key, value in _flatten(record).items():
+            if key in shown or key == "splits":
+                continue
+            name = f"Avg {key}"
+            if name not in average_columns:
+                average_columns.append(name)
+            extra.setdefault(record["ranker"], {})[name] = value
+    more = [name for split, _, _ in view.splits for name in extra_columns[split]] + average_columns
     writer.writerow(header + more)
     for row in view.ordered:
         cells: list[Any] = [row.label, row.kind == "reference", row.kind == "published"]

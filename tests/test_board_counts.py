@@ -1,0 +1,83 @@
+"""Every count the committed board states agrees with the board it describes: rows compared
+with ``lead``, marks against the human, the human table's coverage, and the CLI's row summary."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sourcesum import paths
+from sourcesum.board import collect_declared, read_declaration
+from sourcesum.cli.boards import rows_text
+from sourcesum.store import ScoreStore
+
+pytestmark = pytest.mark.real_data
+
+
+@pytest.fixture(scope="module")
+def board():
+    return collect_declared(
+        read_declaration(paths.DECLARATION_PATH), ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)
+    )
+
+
+@pytest.fixture(scope="module")
+def text() -> str:
+    return (paths.PROJECT_ROOT / "leaderboard.md").read_text(encoding="utf-8")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def test_the_lists_against_lead_count_the_rows_compared(board, text):
+    lines = [x for x in text.splitlines() if re.match(r"  - .+ (NDCG|MAP): ", x)]
+    assert len(lines) == len(board.splits) * len(board.measures)
+    for line in lines:
+        title, _, claim = line.strip("- ").partition(": ")
+        split = next(s for s in board.splits if title.startswith(s.title + " "))
+        measure = next(m for m in board.measures if title == f"{split.title} {m.display_name}")
+        compared = [r for r in board.competing_rows if (split.name, measure) in r.vs_lead]
+        better = board.better_than_lead(split.name, measure)
+        if claim.startswith("all "):
+            total = int(claim.split()[1])
+            named = claim.count("`") // 2
+            assert total == len(compared) and total - named == len(better), line
+        elif claim.startswith("none of "):
+            assert int(claim.split()[2].rstrip(".;")) == len(compared) and not better, line
+        else:
+            count, total = re.match(r"(\d+) of (\d+)", claim).groups()
+            assert (int(count), int(total)) == (len(better), len(compared)), line
+
+
+def test_the_human_tables_counts_add_up(board, text):
+    lines = text.splitlines()
+    start = lines.index(next(x for x in lines if x.startswith("| Split | Pairs | Left out: 1 annotator")))
+    header = _cells(lines[start])
+    for line in lines[start + 2 : start + 2 + len(board.splits)]:
+        cells = dict(zip(header, _cells(line), strict=True))
+        split = next(s for s in board.splits if s.title == cells["Split"])
+        one, mixed = (
+            int(cells["Left out: 1 annotator"]),
+            int(cells["Left out: annotator count differs across sentences"]),
+        )
+        two, more = int(cells["k = 2 (reference = 1 annotator, binary at 1 vote)"]), int(cells["k >= 3"])
+        assert int(cells["Pairs"]) == len(split) == one + mixed + two + more
+        without = cells["Pairs without a value: left out + every reference without a relevant sentence"]
+        for part in without.split(" / "):
+            left_out, extra = re.search(r"(\d+) \+ (\d+)$", part).groups()
+            assert int(left_out) == one + mixed and int(extra) >= 0
+    counts = next(x for x in lines if x.startswith("| rows ▲ / = / ▼ the human |"))
+    measures = len(board.human.measures)
+    for index, cell in enumerate(_cells(counts)[1:]):
+        split = board.splits[index // measures]  # columns: every measure of a split, split by split
+        systems = [label for label in board.human.labels[1:] if (label, split.name) in board.human.per_pair]
+        numbers = [int(n) for n in re.findall(r"(\d+) [▲=▼?]", cell)]
+        assert sum(numbers) == len(systems), cell
+
+
+def test_the_row_summary_adds_up(board):
+    summary = rows_text(board)
+    total, rankers, reference, published = map(int, re.findall(r"\d+", summary))
+    assert total == len(board.rows) == rankers + reference + published
+    assert published == len(board.published_rows) == 8
