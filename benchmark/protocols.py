@@ -15,6 +15,9 @@ Protocols (``sourcesum list`` shows them):
   same dataset from the *other* corpora (SourceSum: XSum scored from the two CNN/DM splits and
   vice versa); no pair, document or label of the scored corpus is read. Keyed by the sha256 of
   every board split of the dataset.
+* ``same-corpus``: pairs of a split *outside the board* (e.g. SourceSum's held-out splits) are
+  scored after training on every board split of the same corpus. Refused for a board split,
+  whose own labels it would train on. Keyed by the sha256 of every board split of the dataset.
 * ``kfold``: the split's pairs (all of them, whatever subset is being scored) are cut into
   ``folds`` folds by document (:func:`sourcesum.folds.document_folds` with ``seed``); the pairs
   of each fold are scored after training on the other folds only.
@@ -104,6 +107,38 @@ class CrossCorpus(Protocol):
         return [Assignment(training, tuple(names), tuple(pairs))]
 
 
+class SameCorpus(Protocol):
+    name = "same-corpus"
+    description = (
+        "trained on the board splits of the scored split's own corpus (splits outside the board only)"
+    )
+
+    def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
+        ds = dataset_of(split)
+        return [{name: ds.data_sha256(ds.split_spec(name)) for name in ds.board_splits()}]
+
+    def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
+        ds = dataset_of(split)
+        if split in ds.board_splits():
+            raise RankerError(
+                f"protocol same-corpus: {split} is a board split, and its own labels would be trained on; "
+                "use it for splits outside the board (e.g. the held-out splits), or kfold / cross-corpus"
+            )
+        corpus = split_spec(split).corpus
+        names = [n for n in ds.board_splits() if ds.split_spec(n).corpus == corpus]
+        if not names:
+            raise RankerError(
+                f"protocol same-corpus: dataset {ds.name} has no board split in corpus {corpus!r} "
+                f"(of split {split}) to train on"
+            )
+        return names
+
+    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
+        names = self.training_splits(spec, split.name)
+        training = tuple((s, _all(s)) for s in (load_split(n) for n in names))
+        return [Assignment(training, tuple(names), tuple(pairs))]
+
+
 class KFold(Protocol):
     name = "kfold"
     description = "folds by document within the split; each fold scored after training on the others"
@@ -128,7 +163,7 @@ class KFold(Protocol):
         return out
 
 
-PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (OwnLabels(), CrossCorpus(), KFold())}
+PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (OwnLabels(), CrossCorpus(), SameCorpus(), KFold())}
 
 
 def protocol(name: str) -> Protocol:

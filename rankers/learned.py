@@ -38,6 +38,8 @@ labels (:mod:`sourcesum.protocols`); the ranker only fits what it is given (:met
 - ``kfold``: the split's pairs are cut into ``folds`` folds by document (a seeded permutation
   of the sorted document keys, dealt round-robin); each fold is scored by a model fitted on
   the other folds only.
+- ``same-corpus``: for splits outside the board only (e.g. the held-out splits): a pair is
+  scored by a model fitted on the board splits of its own corpus.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ from sourcesum.rankers.base import register
 from sourcesum.rankers.composite import NORMALIZATIONS, BaseRankers, CompositeRanker, normalize
 from sourcesum.rankers.context import ProtocolSpec, TrainingData
 
-PROTOCOLS = ("cross-corpus", "kfold")
+PROTOCOLS = ("cross-corpus", "kfold", "same-corpus")
 MODELS = ("logistic", "lambdamart")
 FEATURE_GROUPS = ("position", "length")
 C_GRID = (0.01, 0.1, 1.0, 10.0)
@@ -300,7 +302,8 @@ class LearnedRanker(CompositeRanker):
         "rankers": BaseRankers(),
         "protocol": Param(
             str,
-            "cross-corpus: fit on the other corpus's main splits; kfold: folds by document within the split",
+            "cross-corpus: fit on the other corpus's main splits; kfold: folds by document within the "
+            "split; same-corpus (splits outside the board): fit on the same corpus's main splits",
             choices=PROTOCOLS,
         ),
         "model": Param(

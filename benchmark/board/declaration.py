@@ -11,6 +11,10 @@ Format (TOML)::
     ranker = "oracle"
     [[published]]                # a published system's outputs (the dataset's published source)
     method = "perplexity"
+    [heldout]                    # optional: a held-out test on splits outside the board
+    splits = ["xsum_pegasus_heldout", ...]
+    [[heldout.rows]]             # its rows, as [[rows]] (declared before any score on them)
+    ranker = "lead"
 
 Every row must have a complete, valid, current entry on each board split; otherwise
 :func:`sourcesum.board.collect.collect_declared` names every missing one and the command that
@@ -41,13 +45,63 @@ class DeclaredRow:
 
 
 @dataclass(frozen=True)
+class HeldOut:
+    """The declared held-out test: splits outside the board and the rows scored on them."""
+
+    splits: tuple[str, ...]
+    rows: tuple[DeclaredRow, ...]
+
+
+@dataclass(frozen=True)
 class Declaration:
     """A parsed declaration: the dataset whose board it is and its rows in file order
-    (published rows first, then ranked and reference rows)."""
+    (published rows first, then ranked and reference rows), and its held-out test if any."""
 
     dataset: str
     rows: tuple[DeclaredRow, ...]
     path: Path
+    heldout: HeldOut | None = None
+
+
+def _ranker_rows(path: Path, table: str, items: Any, reference: bool) -> list[DeclaredRow]:
+    if not isinstance(items, list):
+        raise SourceSumError(f"{path}: [[{table}]] must be an array of tables")
+    out = []
+    for i, item in enumerate(items):
+        extra = set(item) - {"ranker", "params"} if isinstance(item, dict) else set()
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("ranker"), str)
+            or extra
+            or not isinstance(item.get("params", {}), dict)
+        ):
+            raise SourceSumError(
+                f'{path}: [[{table}]] #{i + 1} needs ranker = "name" and optional params = {{...}}'
+                + (f"; unknown keys {sorted(extra)}" if extra else "")
+            )
+        out.append(DeclaredRow(item["ranker"], dict(item.get("params", {})), reference))
+    return out
+
+
+def _heldout(path: Path, raw: Any, dataset_name: str) -> HeldOut:
+    from sourcesum.data import dataset
+
+    if not isinstance(raw, dict) or set(raw) - {"splits", "rows"}:
+        raise SourceSumError(f"{path}: [heldout] takes splits = [...] and [[heldout.rows]] only")
+    splits = raw.get("splits")
+    if not isinstance(splits, list) or not splits or not all(isinstance(x, str) for x in splits):
+        raise SourceSumError(f'{path}: [heldout] needs splits = ["split", ...]')
+    ds = dataset(dataset_name)
+    names = [spec.name for spec in ds.splits]
+    for split in splits:
+        if split not in names:
+            raise SourceSumError(f"{path}: [heldout] split {split!r} is not a split of dataset {ds.name}")
+        if split in ds.board_splits():
+            raise SourceSumError(f"{path}: [heldout] split {split!r} is a board split, not held out")
+    rows = _ranker_rows(path, "heldout.rows", raw.get("rows", []), False)
+    if not rows:
+        raise SourceSumError(f"{path}: [heldout] declares no rows")
+    return HeldOut(tuple(splits), tuple(rows))
 
 
 def read_declaration(path: Path) -> Declaration:
@@ -56,11 +110,11 @@ def read_declaration(path: Path) -> Declaration:
         raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SourceSumError(f"{path}: cannot read the leaderboard declaration ({exc})") from exc
-    unknown = set(raw) - {"dataset", "rows", "references", "published"}
+    unknown = set(raw) - {"dataset", "rows", "references", "published", "heldout"}
     if unknown:
         raise SourceSumError(
-            f'{path}: unknown table(s) {sorted(unknown)}; use dataset = "name", [[rows]], [[references]] '
-            "and [[published]]"
+            f'{path}: unknown table(s) {sorted(unknown)}; use dataset = "name", [[rows]], [[references]], '
+            "[[published]] and [heldout]"
         )
     name = raw.get("dataset", "sourcesum")
     if not isinstance(name, str) or name not in DATASETS:
@@ -72,19 +126,9 @@ def read_declaration(path: Path) -> Declaration:
         if set(item) != {"method"} or not isinstance(item["method"], str):
             raise SourceSumError(f'{path}: [[published]] #{i + 1} needs exactly method = "name"')
         declared.append(DeclaredRow(published_method(item["method"]).key, {}, published=True))
-    for table, reference in (("rows", False), ("references", True)):
-        for i, item in enumerate(raw.get(table, [])):
-            extra = set(item) - {"ranker", "params"}
-            if (
-                not isinstance(item.get("ranker"), str)
-                or extra
-                or not isinstance(item.get("params", {}), dict)
-            ):
-                raise SourceSumError(
-                    f'{path}: [[{table}]] #{i + 1} needs ranker = "name" and optional params = {{...}}'
-                    + (f"; unknown keys {sorted(extra)}" if extra else "")
-                )
-            declared.append(DeclaredRow(item["ranker"], dict(item.get("params", {})), reference))
+    declared += _ranker_rows(path, "rows", raw.get("rows", []), False)
+    declared += _ranker_rows(path, "references", raw.get("references", []), True)
     if not declared:
         raise SourceSumError(f"{path}: declares no rows")
-    return Declaration(name, tuple(declared), Path(path))
+    heldout = _heldout(path, raw["heldout"], name) if "heldout" in raw else None
+    return Declaration(name, tuple(declared), Path(path), heldout)

@@ -4,6 +4,13 @@ Four board splits (the paper's main table) and their unfiltered ``*_all`` varian
 list of pairs from ``suhara/sourcesum`` (Apache-2.0), pinned by commit and sha256 in
 ``data/manifest.json`` (source ``sourcesum``; local copies in ``$SOURCESUM_DATA_DIR``).
 
+**Held-out splits** (``*_heldout``): the pairs of a ``*_all`` split that its main split leaves
+out (the same ids are removed; the main pairs are identical in both files), on which no
+configuration of this benchmark was chosen: 479 XSum-PEGASUS and 479 XSum-Reference pairs (the
+same 479 documents, none of them in a main pair: summaries the annotators judged not fully
+reconstructible from the document), 36 CNN/DM-PEGASUS and 80 CNN/DM-Reference pairs (13 and 14
+of them on documents outside the main pairs).
+
 **Format** (also what :func:`parse_sourcesum_rows` accepts from other repositories): a JSON list
 of objects with ``id``, ``document``, ``gen_summary`` and ``annotations``, a list of
 ``{"sentence_idx": i, "sentence": text, "label": [0/1 per annotator]}`` in sentence order;
@@ -107,6 +114,16 @@ def _split(name: str, title: str, pairs: int, corpus: str, board: bool) -> Split
     return SplitSpec(name, title, pairs, corpus, (f"{name}.json",), board=board)
 
 
+HELD_OUT_SUFFIX = "_heldout"
+
+
+def _held_out(main: str, title: str, pairs: int, corpus: str) -> SplitSpec:
+    """``main``'s ``_all`` pairs minus ``main``'s own (files: the ``_all`` file, then main's)."""
+    return SplitSpec(
+        f"{main}{HELD_OUT_SUFFIX}", f"{title} (held out)", pairs, corpus, (f"{main}_all.json", f"{main}.json")
+    )
+
+
 @register_dataset
 class SourceSum(Dataset):
     """SourceSum: news summaries (XSum, CNN/DM; PEGASUS and reference summaries) with 1-4
@@ -128,6 +145,10 @@ class SourceSum(Dataset):
         _split("xsum_reference_all", "XSum-Reference (all)", 598, "xsum", False),
         _split("cnn_pegasus_all", "CNN/DM-PEGASUS (all)", 504, "cnn_dailymail", False),
         _split("cnn_reference_all", "CNN/DM-Reference (all)", 585, "cnn_dailymail", False),
+        _held_out("xsum_pegasus", "XSum-PEGASUS", 479, "xsum"),
+        _held_out("xsum_reference", "XSum-Reference", 479, "xsum"),
+        _held_out("cnn_pegasus", "CNN/DM-PEGASUS", 36, "cnn_dailymail"),
+        _held_out("cnn_reference", "CNN/DM-Reference", 80, "cnn_dailymail"),
     )
     binary_threshold = BINARY_MIN_VOTES
     relevance_text = (
@@ -149,7 +170,18 @@ class SourceSum(Dataset):
 
     def parse(self, spec: SplitSpec, files: dict[str, tuple[Path, bytes]]) -> ParsedSplit:
         path, payload = files[spec.files[0]]
-        return parse_sourcesum_rows(read_rows(path, payload), spec.name, path)
+        rows = read_rows(path, payload)
+        if spec.name.endswith(HELD_OUT_SUFFIX):
+            main_path, main_payload = files[spec.files[1]]
+            main_ids = {row.get("id") for row in read_rows(main_path, main_payload)}
+            missing = main_ids - {row.get("id") for row in rows}
+            if missing:
+                raise DataError(
+                    f"{path}: {len(missing)} pair(s) of {main_path.name} are not in it (e.g. {sorted(missing)[0]}); "
+                    "a held-out split is the unfiltered split minus its main pairs"
+                )
+            rows = [row for row in rows if row.get("id") not in main_ids]
+        return parse_sourcesum_rows(rows, spec.name, path)
 
 
 PROMPT_VERSIONS = ("v1", "v2")

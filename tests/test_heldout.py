@@ -1,0 +1,95 @@
+"""The held-out test's data and declaration: SourceSum's held-out splits are the unfiltered
+splits minus the main pairs (real data), and ``[heldout]`` in a declaration names splits outside
+the board and the rows scored on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sourcesum import paths
+from sourcesum.board import read_declaration
+from sourcesum.data import dataset, load_split
+from sourcesum.errors import SourceSumError
+
+MAIN = ("xsum_pegasus", "xsum_reference", "cnn_pegasus", "cnn_reference")
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize("main", MAIN)
+def test_a_held_out_split_is_the_unfiltered_split_minus_the_main_pairs(main):
+    held, unfiltered, board = load_split(f"{main}_heldout"), load_split(f"{main}_all"), load_split(main)
+    assert len(held) + len(board) == len(unfiltered)
+    assert {p.id for p in held} == {p.id for p in unfiltered} - {p.id for p in board}
+    by_id = {p.id: p for p in unfiltered}
+    for pair in held:  # the same pair and labels as in the unfiltered file
+        original = by_id[pair.id]
+        assert (pair.sentences, pair.summary, pair.document_key) == (
+            original.sentences,
+            original.summary,
+            original.document_key,
+        )
+        assert held.judgment(pair.id).votes == unfiltered.judgment(pair.id).votes
+        assert pair.split == held.name
+    documents = {p.document_key for p in board}
+    outside = sum(p.document_key not in documents for p in held)
+    # XSum: none of the held-out documents is in a main pair; CNN/DM: 13 and 14 pairs are outside
+    assert (len(held), outside) == {
+        "xsum_pegasus": (479, 479),
+        "xsum_reference": (479, 479),
+        "cnn_pegasus": (36, 13),
+        "cnn_reference": (80, 14),
+    }[main]
+    assert held.name not in dataset("sourcesum").board_splits()
+
+
+@pytest.mark.real_data
+def test_the_two_xsum_held_out_splits_share_their_documents():
+    pegasus, reference = load_split("xsum_pegasus_heldout"), load_split("xsum_reference_heldout")
+    assert {p.document_key for p in pegasus} == {p.document_key for p in reference}
+
+
+def test_the_committed_declaration_declares_the_held_out_test():
+    declared = read_declaration(paths.DECLARATION_PATH)
+    assert declared.heldout is not None
+    assert declared.heldout.splits == tuple(f"{m}_heldout" for m in MAIN)
+    rankers = [r.ranker for r in declared.heldout.rows]
+    assert "lead" in rankers and "oracle" not in rankers
+    protocols = {r.params.get("protocol") for r in declared.heldout.rows if r.ranker == "learned"}
+    assert protocols == {"cross-corpus", "same-corpus"}
+    # every cross-corpus learned row of the held-out test is a declared board row, as declared
+    board = [(r.ranker, r.params) for r in declared.rows]
+    for row in declared.heldout.rows:
+        if row.params.get("protocol") == "cross-corpus":
+            assert (row.ranker, row.params) in board
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ('[heldout]\nsplits = ["synth_alpha_sys"]\n[[heldout.rows]]\nranker = "lead"\n', "is a board split"),
+        ('[heldout]\nsplits = ["nope"]\n[[heldout.rows]]\nranker = "lead"\n', "is not a split of dataset"),
+        ('[heldout]\nsplits = ["synth_alpha_sys_all"]\n', "declares no rows"),
+        ("[heldout]\nsplits = []\n", "needs splits"),
+        ('[heldout]\nsplits = ["synth_alpha_sys_all"]\nmodels = 1\n', "takes splits"),
+        ('[heldout]\nsplits = ["synth_alpha_sys_all"]\n[[heldout.rows]]\nrank = "lead"\n', "needs ranker"),
+    ],
+)
+def test_a_bad_held_out_table_is_an_error_naming_the_file(tmp_path: Path, table, message):
+    path = tmp_path / "board.toml"
+    path.write_text(f'dataset = "synthnews"\n[[rows]]\nranker = "lead"\n{table}', encoding="utf-8")
+    with pytest.raises(SourceSumError, match=message) as error:
+        read_declaration(path)
+    assert str(path) in str(error.value)
+
+
+def test_a_held_out_table_on_a_split_outside_the_board_is_read(tmp_path: Path):
+    path = tmp_path / "board.toml"
+    path.write_text(
+        'dataset = "synthnews"\n[[rows]]\nranker = "lead"\n[heldout]\nsplits = ["synth_alpha_sys_all"]\n'
+        '[[heldout.rows]]\nranker = "random"\nparams = { seed = 3 }\n',
+        encoding="utf-8",
+    )
+    declared = read_declaration(path)
+    assert declared.heldout is not None and declared.heldout.splits == ("synth_alpha_sys_all",)
+    assert [(r.ranker, r.params) for r in declared.heldout.rows] == [("random", {"seed": 3})]
