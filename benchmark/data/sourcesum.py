@@ -173,14 +173,14 @@ class SourceSum(Dataset):
         rows = read_rows(path, payload)
         if spec.name.endswith(HELD_OUT_SUFFIX):
             main_path, main_payload = files[spec.files[1]]
-            main_ids = {row.get("id") for row in read_rows(main_path, main_payload)}
-            missing = main_ids - {row.get("id") for row in rows}
+            main_ids = {str(row.get("id")) for row in read_rows(main_path, main_payload)}
+            missing = main_ids - {str(row.get("id")) for row in rows}
             if missing:
                 raise DataError(
                     f"{path}: {len(missing)} pair(s) of {main_path.name} are not in it (e.g. {sorted(missing)[0]}); "
                     "a held-out split is the unfiltered split minus its main pairs"
                 )
-            rows = [row for row in rows if row.get("id") not in main_ids]
+            rows = [row for row in rows if str(row.get("id")) not in main_ids]
         return parse_sourcesum_rows(rows, spec.name, path)
 
 
