@@ -93,3 +93,80 @@ def test_a_held_out_table_on_a_split_outside_the_board_is_read(tmp_path: Path):
     declared = read_declaration(path)
     assert declared.heldout is not None and declared.heldout.splits == ("synth_alpha_sys_all",)
     assert [(r.ranker, r.params) for r in declared.heldout.rows] == [("random", {"seed": 3})]
+
+
+def test_a_board_with_a_held_out_test_reports_it(tmp_path: Path, capsys, scores_dir):
+    """End to end on the synthetic dataset: the held-out rows' values, their differences to
+    ``lead`` and to the best zero-shot row with CIs, and a missing held-out entry named."""
+    import json
+
+    from helpers import declaration
+    from sourcesum.cli import main
+    from sourcesum.evaluation import evaluate_split
+    from sourcesum.measures import NDCG
+
+    bases = "bm25,lead"
+    path = tmp_path / "board.toml"
+    path.write_text(
+        declaration(rows=("lead", "random", "bm25", ("learned", f'{{ rankers = "{bases}" }}')))
+        + '\n[heldout]\nsplits = ["synth_alpha_sys_all"]\n'
+        + "".join(f'[[heldout.rows]]\nranker = "{r}"\n\n' for r in ("lead", "random", "bm25"))
+        + f'[[heldout.rows]]\nranker = "learned"\nparams = {{ rankers = "{bases}", protocol = "same-corpus" }}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "board.md"
+    board = ["leaderboard", "--declaration", str(path), "--scores-dir", str(scores_dir), "-o", str(out)]
+    splits = "synthnews,synth_alpha_sys_all"
+    for argv in (
+        ["run", "--ranker", "lead,random,bm25,oracle", "--split", splits, "--no-progress"],
+        [
+            "run",
+            "--ranker",
+            "learned",
+            "-p",
+            f"learned.rankers={bases}",
+            "--split",
+            "synthnews",
+            "--no-progress",
+        ],
+    ):
+        assert main(argv) == 0
+    capsys.readouterr()
+    assert main(board) == 2  # the held-out learned row is not computed yet
+    assert "held out: learned(" in capsys.readouterr().err
+    argv = [
+        "run",
+        "--ranker",
+        "learned",
+        "-p",
+        f"learned.rankers={bases}",
+        "-p",
+        "learned.protocol=same-corpus",
+    ]
+    assert main([*argv, "--split", "synth_alpha_sys_all", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(board) == 0, capsys.readouterr().err
+    text = out.read_text(encoding="utf-8")
+    section = text.split("## Held-out test", 1)[1].split("\n## ", 1)[0]
+    assert "Alpha-Sys (all): 5 pairs" in section and "declared" in section
+    split = load_split("synth_alpha_sys_all")
+    lead = evaluate_split(split, {p.id: [float(-i) for i in range(p.n_sentences)] for p in split}, "lead")
+    lines = section.splitlines()
+    first = lines.index(next(x for x in lines if x.startswith("| Ranker |")))
+    lead_row = next(x for x in lines[first:] if x.startswith("| lead |"))
+    assert f"{lead.mean(NDCG):.4f}" in lead_row
+    # the lead table: lead itself has no difference; every other row has one with a CI
+    against_lead = section.split("Against `lead`", 1)[1]
+    assert "| lead | - |" in against_lead
+    bm25 = next(x for x in against_lead.splitlines() if x.startswith("| bm25 |"))
+    assert bm25.count("[") >= 2
+    capsys.readouterr()
+    assert main([*board[:-2], "-o", "-", "--format", "json"]) == 0
+    printed = capsys.readouterr().out
+    heldout = json.loads(printed[printed.index("{") :])["heldout"]
+    assert heldout["splits"] == ["synth_alpha_sys_all"]
+    record = next(
+        r for r in heldout["against_lead"] if r["ranker"] == "bm25" and r["measure"] == "nDCG" and r["split"]
+    )
+    low, high = record["ci"]
+    assert low <= record["difference"] <= high

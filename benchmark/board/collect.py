@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from sourcesum import stats
-from sourcesum.board.declaration import Declaration
+from sourcesum.board.declaration import Declaration, DeclaredRow
 from sourcesum.board.model import LEADERBOARD_MEASURES, Leaderboard, Row
 from sourcesum.configs import Configuration
 from sourcesum.data import Dataset, Split, dataset, load_split
@@ -137,29 +137,25 @@ def _row(config: Configuration, splits: dict[str, Split], reference: bool = Fals
     )
 
 
-def collect_declared(
-    declaration: Declaration,
+def _declared_rows(
+    items: Sequence[DeclaredRow],
+    splits: dict[str, Split],
     store: ScoreStore | StoreStack,
-    measures: Sequence[Measure] = LEADERBOARD_MEASURES,
-    with_stats: bool = True,
-    resamples: int = stats.DEFAULT_RESAMPLES,
-) -> Leaderboard:
-    """Exactly the declared rows, each from a complete, valid, current entry per board split."""
-    ds = dataset(declaration.dataset)
-    splits = _board_splits(ds)
-    rows: list[Row] = _published_rows(
-        ds, [d.ranker for d in declaration.rows if d.published], splits, measures
-    )
+    measures: Sequence[Measure],
+    where: str,
+) -> tuple[list[Row], list[str]]:
+    """Rows of the declared (non-published) ``items`` on ``splits``, and what is missing."""
+    rows: list[Row] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
-    for number, item in enumerate(declaration.rows, start=1):
+    for number, item in enumerate(items, start=1):
         if item.published:
             continue
         config = Configuration.of(item.ranker, item.params)
         same = seen.setdefault(config.config_id(next(iter(splits))), number)
         if same != number:
             raise SourceSumError(
-                f"{declaration.path}: rows #{same} and #{number} declare the same configuration "
+                f"{where}: rows #{same} and #{number} declare the same configuration "
                 f"({config.label}); a row may appear once"
             )
         row = _row(config, splits, item.reference)
@@ -183,12 +179,41 @@ def collect_declared(
                 continue
             _add_entry(row, entry, split, str(path), measures)
         rows.append(row)
+    return rows, problems
+
+
+def collect_declared(
+    declaration: Declaration,
+    store: ScoreStore | StoreStack,
+    measures: Sequence[Measure] = LEADERBOARD_MEASURES,
+    with_stats: bool = True,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+) -> Leaderboard:
+    """Exactly the declared rows, each from a complete, valid, current entry per board split;
+    and the declared held-out test's rows on its splits (``board.heldout``)."""
+    ds = dataset(declaration.dataset)
+    splits = _board_splits(ds)
+    published = _published_rows(ds, [d.ranker for d in declaration.rows if d.published], splits, measures)
+    rows, problems = _declared_rows(declaration.rows, splits, store, measures, str(declaration.path))
+    heldout_rows: list[Row] = []
+    heldout_splits: dict[str, Split] = {}
+    if declaration.heldout is not None:
+        heldout_splits = {name: load_split(name) for name in declaration.heldout.splits}
+        heldout_rows, more = _declared_rows(
+            declaration.heldout.rows, heldout_splits, store, measures, f"{declaration.path} [heldout]"
+        )
+        problems += [f"held out: {p}" for p in more]
     if problems:
         raise IncompleteLeaderboard(
             f"{len(problems)} declared entr{'y is' if len(problems) == 1 else 'ies are'} not complete "
             "and valid; nothing was written:\n  " + "\n  ".join(problems)
         )
-    return finish(ds, splits, rows, [], measures, with_stats, resamples)
+    board = finish(ds, splits, published + rows, [], measures, with_stats, resamples)
+    if declaration.heldout is not None:
+        from sourcesum.board.heldout import heldout_board
+
+        board.heldout = heldout_board(ds, heldout_splits, heldout_rows, measures, with_stats, resamples)
+    return board
 
 
 def collect(

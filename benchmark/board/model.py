@@ -48,6 +48,13 @@ class Row:
     (:mod:`sourcesum.significance`)."""
     vs_lead: dict[tuple[str, Measure], Marked] = field(default_factory=dict)
     """The test against ``lead`` (competing rows, split columns)."""
+    vs_zero_shot: dict[tuple[str, Measure], Marked] = field(default_factory=dict)
+    """Held-out boards: the test against the column's best zero-shot row."""
+    differences: dict[tuple[str, str | None, Measure], tuple[float, float, float]] = field(
+        default_factory=dict
+    )
+    """Held-out boards: ``(against, split or None for Avg, measure) -> (mean difference, CI low,
+    CI high)``, ``against`` = ``lead`` or ``zero-shot`` (the column's best zero-shot row)."""
     ties: dict[str, dict[str, Any]] = field(default_factory=dict)
     nan_replaced: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Published rows: per split, (NaN scores replaced by 0, pairs whose scores were all NaN)."""
@@ -87,6 +94,10 @@ class Leaderboard:
     """Where the rows' scores were read, in words (the Markdown header says it)."""
     regenerate: str = "`bash scripts/leaderboard.sh` (or `sourcesum leaderboard`)"
     """The command that renders this board again, in words."""
+    heldout: Leaderboard | None = None
+    """The declared held-out test: a board of its own over the held-out splits."""
+    zero_shot_best: dict[tuple[str | None, Measure], str] = field(default_factory=dict)
+    """Held-out boards: the label of each column's best zero-shot competing row."""
 
     @property
     def ranked_rows(self) -> list[Row]:
@@ -105,6 +116,11 @@ class Leaderboard:
     def competing_rows(self) -> list[Row]:
         """Ranked and published rows: those compared with the best and with ``lead``."""
         return [r for r in self.rows if not r.reference]
+
+    @property
+    def zero_shot_rows(self) -> list[Row]:
+        """Competing rows trained on no label."""
+        return [r for r in self.competing_rows if not r.supervised]
 
     @property
     def lead(self) -> Row | None:

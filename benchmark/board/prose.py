@@ -106,3 +106,36 @@ def published_intro(view: BoardView, quote: str = "`") -> str:
         covered = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
         text += f" The paper published {q}{label}{q} only on {covered}, so that row has no Avg."
     return text
+
+
+def heldout_intro(view: BoardView, quote: str = "`") -> str:
+    """What the held-out test is and how to read its tables."""
+    assert view.heldout is not None
+    q = quote
+    splits = "; ".join(f"{title}: {pairs:,} pairs" for _, title, pairs in view.heldout.board.splits)
+    return (
+        f"Pairs of the dataset that the board's splits leave out, on which no configuration was "
+        f"chosen: {splits}. The rows and splits were declared (the `[heldout]` table of "
+        f"{q}leaderboard.toml{q}) before any score on these pairs was computed, and are reported "
+        "once, whatever the numbers. Rows trained on labels use the main splits only: "
+        f"{q}protocol=cross-corpus{q} rows are the board's own configurations (fitted on the other "
+        f"corpus's main splits), {q}protocol=same-corpus{q} rows the same recipes fitted on the main "
+        "splits of the scored pairs' corpus (they stand in for the kfold rows, which have no "
+        "held-out counterpart). The paper published no outputs for these pairs, so no published "
+        "system can be compared. Statistics as on the board; bold, † and ? compare every row with "
+        "the column's best. The two tables below give each row's mean difference to "
+        f"{q}lead{q} and to the column's best zero-shot row (trained on no label) with its 95% "
+        "document-level bootstrap CI, and ▲ / ▼ where it is significantly above / below (the same "
+        "sign-flip test and decision rule, Holm across the rows of the column; ? undecided; the "
+        "Avg columns are not tested)."
+    )
+
+
+def zero_shot_best_text(view: BoardView, quote: str = "`") -> str:
+    """The best zero-shot row of each held-out column, grouped by row."""
+    assert view.heldout is not None
+    by_row: dict[str, list[str]] = {}
+    for column, label in zip(view.heldout.board.columns, view.heldout.zero_shot_best, strict=True):
+        if label:
+            by_row.setdefault(label, []).append(column.header)
+    return "; ".join(f"{quote}{label}{quote} ({', '.join(headers)})" for label, headers in by_row.items())

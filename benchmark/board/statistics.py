@@ -263,34 +263,73 @@ def _row_intervals(
         for row, ci in zip(rows, intervals(vectors, groups[split.name], cache, resamples, seed), strict=True):
             row.ci[(split.name, measure)] = ci
     complete = [r for r in board.rows if all(s.name in r.evaluations for s in board.splits)]
+    per_row = [[r.evaluations[s.name].values(measure) for s in board.splits] for r in complete]
+    for row, ci in zip(
+        complete, average_intervals(per_row, board, cache, resamples, seed, groups), strict=True
+    ):
+        row.ci[(None, measure)] = ci
+
+
+def average_intervals(
+    vectors: Sequence[Sequence[np.ndarray]],
+    board: Leaderboard,
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+    groups: dict[str, list[str]],
+) -> list[tuple[float, float]]:
+    """The Avg CI of each item of ``vectors`` (one per-pair vector per board split): the
+    percentile interval of the mean over splits of the splits' bootstrap means, resample by
+    resample (module docstring); memoised, missing ones batched."""
     keys = [
-        stats_key(
-            "avg_ci",
-            resamples,
-            seed,
-            [r.evaluations[s.name].values(measure) for s in board.splits],
-            [groups[s.name] for s in board.splits],
-        )
-        for r in complete
+        stats_key("avg_ci", resamples, seed, list(per_split), [groups[s.name] for s in board.splits])
+        for per_split in vectors
     ]
 
     def compute(missing: list[int]) -> list[list[float]]:
         per_split = [
-            stats.bootstrap_means_each(
-                [complete[i].evaluations[s.name].values(measure) for i in missing],
-                resamples,
-                seed,
-                groups[s.name],
-            )
-            for s in board.splits
+            stats.bootstrap_means_each([vectors[i][j] for i in missing], resamples, seed, groups[s.name])
+            for j, s in enumerate(board.splits)
         ]
         return [
-            list(stats.percentile_interval(np.mean([means[j] for means in per_split], axis=0)))
-            for j in range(len(missing))
+            list(stats.percentile_interval(np.mean([means[k] for means in per_split], axis=0)))
+            for k in range(len(missing))
         ]
 
-    for row, (low, high) in zip(complete, memoised(cache, keys, compute, INTERVAL), strict=True):
-        row.ci[(None, measure)] = (low, high)
+    return [(low, high) for low, high in memoised(cache, keys, compute, INTERVAL)]
+
+
+def difference_intervals(
+    pairs: Sequence[tuple[Row, Row]],
+    board: Leaderboard,
+    split: str | None,
+    measure: Measure,
+    cache: StatsCache,
+    resamples: int,
+    seed: int,
+    groups: dict[str, list[str]],
+) -> list[tuple[float, float, float]]:
+    """``(mean difference, CI low, CI high)`` of row ``a`` minus row ``b`` for each pair: in a
+    split, the bootstrap CI of the mean per-pair difference; in the Avg column (``split``
+    None), :func:`average_intervals` of the per-split differences."""
+    if split is not None:
+        vectors = [
+            a.evaluations[split].values(measure) - b.evaluations[split].values(measure) for a, b in pairs
+        ]
+        cis = intervals(vectors, groups[split], cache, resamples, seed)
+    else:
+        per_row = [
+            [
+                a.evaluations[s.name].values(measure) - b.evaluations[s.name].values(measure)
+                for s in board.splits
+            ]
+            for a, b in pairs
+        ]
+        cis = average_intervals(per_row, board, cache, resamples, seed, groups)
+    return [
+        (a.value(split, measure) - b.value(split, measure), low, high)
+        for (a, b), (low, high) in zip(pairs, cis, strict=True)
+    ]
 
 
 def _tests_against(

@@ -105,6 +105,29 @@ class TieRow:
     values: tuple[float | None, ...]
 
 
+@dataclass(frozen=True)
+class DifferenceRow:
+    """One row of a held-out comparison: per column the mean difference with its 95% CI and the
+    decision of its test (``above`` / ``below`` / ``not significant`` / ``undecided``, empty when
+    untested), or None where the row is the column's base or has no value."""
+
+    label: str
+    supervised: bool
+    cells: tuple[tuple[float, float, float, str] | None, ...]
+
+
+@dataclass(frozen=True)
+class HeldOutView:
+    """The held-out test: its board (rows, CIs, marks) over the held-out splits, the best
+    zero-shot row of each column, and every row against ``lead`` and against that row."""
+
+    board: BoardView
+    zero_shot_best: tuple[str, ...]
+    """Per column of ``board``, the label of its best zero-shot row."""
+    against_lead: tuple[DifferenceRow, ...]
+    against_zero_shot: tuple[DifferenceRow, ...]
+
+
 @dataclass
 class BoardView:
     """Everything the outputs show (module docstring)."""
@@ -135,6 +158,7 @@ class BoardView:
     records: tuple[dict[str, Any], ...] = field(default=())
     average_records: tuple[dict[str, Any], ...] = field(default=())
     human_records: dict[str, Any] | None = None
+    heldout: HeldOutView | None = None
 
     @property
     def rows(self) -> tuple[RowView, ...]:
@@ -462,6 +486,39 @@ def human_records(board: Leaderboard) -> dict[str, Any] | None:
     return {"coverage": table.coverage, "results": cells}
 
 
+def _difference_rows(board: Leaderboard, against: str) -> tuple[DifferenceRow, ...]:
+    columns = columns_of(board)
+    out = []
+    for row in board.competing_rows:
+        cells: list[tuple[float, float, float, str] | None] = []
+        for column in columns:
+            value = row.differences.get((against, column.split, column.measure))
+            if value is None:
+                cells.append(None)
+                continue
+            tests = row.vs_lead if against == "lead" else row.vs_zero_shot
+            marked = tests.get((column.split, column.measure)) if column.split is not None else None
+            if marked is None:
+                decision = ""
+            elif marked.decision == "significant":
+                decision = "above" if value[0] > 0 else "below"
+            else:
+                decision = marked.decision
+            cells.append((*value, decision))
+        out.append(DifferenceRow(row.label, row.supervised, tuple(cells)))
+    return tuple(out)
+
+
+def heldout_view(board: Leaderboard) -> HeldOutView:
+    """The view of a held-out board (:mod:`sourcesum.board.heldout`)."""
+    return HeldOutView(
+        board=build_view(board),
+        zero_shot_best=tuple(board.zero_shot_best.get((c.split, c.measure), "") for c in columns_of(board)),
+        against_lead=_difference_rows(board, "lead"),
+        against_zero_shot=_difference_rows(board, "zero-shot"),
+    )
+
+
 def build_view(board: Leaderboard) -> BoardView:
     """The view-model of ``board`` (module docstring)."""
     columns = columns_of(board)
@@ -496,4 +553,5 @@ def build_view(board: Leaderboard) -> BoardView:
         records=records(board),
         average_records=average_records(board),
         human_records=human_records(board),
+        heldout=heldout_view(board.heldout) if board.heldout is not None else None,
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sourcesum import __version__
 from sourcesum.board import prose
-from sourcesum.board.view import BoardView, Cell, RowView, fmt
+from sourcesum.board.view import BoardView, Cell, DifferenceRow, RowView, fmt
 from sourcesum.outputs.escape import md_cell, md_code
 from sourcesum.outputs.templating import environment
 from sourcesum.stats import ALPHA
@@ -40,6 +40,22 @@ def table(view: BoardView, rows: Sequence[RowView]) -> str:
     lines.append("|---|" + "---:|" * len(view.columns))
     for row in rows:
         cells = [cell_text(c, True, ("**", "**"), " †") for c in row.cells]
+        lines.append(f"| {md_cell(row.label)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+MARKS = {"above": " ▲", "below": " ▼", "undecided": " ?", "not significant": "", "": ""}
+
+
+def difference_table(board: BoardView, rows: Sequence[DifferenceRow]) -> str:
+    """Each row's mean difference against a base per column: ``+0.0123 [+0.004, +0.021] ▲``."""
+    lines = ["| Ranker | " + " | ".join(c.header for c in board.columns) + " |"]
+    lines.append("|---|" + "---:|" * len(board.columns))
+    for row in rows:
+        cells = [
+            "-" if cell is None else f"{cell[0]:+.4f} [{cell[1]:+.3f}, {cell[2]:+.3f}]{MARKS[cell[3]]}"
+            for cell in row.cells
+        ]
         lines.append(f"| {md_cell(row.label)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -116,6 +132,10 @@ def render_markdown(view: BoardView, plot: str = PLOT_NAME) -> str:
         "human": human,
         "ties": ties_table(view),
     }
+    if view.heldout is not None:
+        tables["heldout"] = table(view.heldout.board, view.heldout.board.ordered)
+        tables["heldout_lead"] = difference_table(view.heldout.board, view.heldout.against_lead)
+        tables["heldout_zero_shot"] = difference_table(view.heldout.board, view.heldout.against_zero_shot)
     source = next(iter(view.dataset.sources().values()))
     return str(
         environment(autoescape=False)

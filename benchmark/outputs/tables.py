@@ -46,6 +46,8 @@ def render_json(view: BoardView) -> str:
     }
     if view.human_records is not None:
         payload["human_agreement"] = view.human_records
+    if view.heldout is not None:
+        payload["heldout"] = heldout_records(view)
     return json.dumps(payload, indent=2) + "\n"
 
 
@@ -58,6 +60,40 @@ def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[f"{prefix}{key}"] = value
     return out
+
+
+def heldout_records(view: BoardView) -> dict[str, Any]:
+    """The held-out test for JSON: its splits, records like the board's, and every row's
+    difference to ``lead`` and to the column's best zero-shot row (``split`` null: Avg)."""
+    assert view.heldout is not None
+    heldout = view.heldout
+
+    def differences(rows: Any) -> list[dict[str, Any]]:
+        return [
+            {
+                "ranker": row.label,
+                "split": column.split,
+                "measure": column.measure.name,
+                "difference": cell[0],
+                "ci": [cell[1], cell[2]],
+                "decision": cell[3] or None,
+            }
+            for row in rows
+            for column, cell in zip(heldout.board.columns, row.cells, strict=True)
+            if cell is not None
+        ]
+
+    return {
+        "splits": [name for name, _, _ in heldout.board.splits],
+        "results": list(heldout.board.records),
+        "averages": list(heldout.board.average_records),
+        "zero_shot_best": {
+            column.header: label
+            for column, label in zip(heldout.board.columns, heldout.zero_shot_best, strict=True)
+        },
+        "against_lead": differences(heldout.against_lead),
+        "against_zero_shot": differences(heldout.against_zero_shot),
+    }
 
 
 def render_csv(view: BoardView) -> str:
