@@ -1,34 +1,26 @@
-"""Selection log of the `learned` row of the leaderboard: every configuration tried, and only
-inside the training corpus. Writes (``-o``) and prints a Markdown log: for the frozen
-configuration's two cross-corpus models, the training splits and pairs, every (C, l1_ratio) of
-the inner CV with its pooled nDCG, AP and objective, the one chosen, and the fitted weights; then,
-for the record, the kfold nDCG / MAP of each alternative on the training corpora's four splits
-with its seconds (each row is also printed on stderr as it lands).
+"""The generated part of the `learned` selection log (docs/learned-selection.md, below its
+marker line; the hand-written history above the marker, every configuration run on the
+evaluation splits in order, is kept as it is). Prints and writes (``-o``) Markdown: for the
+frozen configuration's two cross-corpus models, the training splits and pairs, every
+(C, l1_ratio) of the inner CV with its pooled nDCG, AP and objective, the one chosen, and the
+fitted weights; then seven alternatives evaluated on the four evaluation splits (kfold inside
+each split; the fusions unsupervised) with their seconds (each row is also printed on stderr as
+it lands).
 
-Protocol (fixed before any learned score on an evaluation split was computed; commit
-"Freeze the learned configuration" holds it together with leaderboard.toml):
-
-- **Frozen configuration** (fixed in advance, not chosen from data):
-  ``learned(rankers=FROZEN_BASES, protocol=cross-corpus, model=logistic, normalization=zscore,
-  features=position,length)``: every base-ranker candidate with committed entries on all four
-  splits (the gradient ``attribution`` rankers had entries on XSum only at the freeze, and the
-  cross-corpus model for XSum is fitted on CNN/DM, so they could not be features), the default
-  model, the per-pair z-scores of the issue's own check, position and length.
+- **Frozen configuration** (declared before its scores were computed, commit "Freeze the
+  learned configuration"; its recipe comes from a probe run earlier on the evaluation splits,
+  see the history): ``learned(rankers=FROZEN_BASES, protocol=cross-corpus, model=logistic,
+  normalization=zscore, features=position,length)``, 11 of the 14 rankers with committed entries
+  on the four splits at the freeze (oracle excluded because it reads the votes; lexrank and
+  random left out, with no reason recorded).
 - **Chosen from data, inside the training corpus only**: ``C`` and ``l1_ratio`` (L1 or L2), by
   grouped 5-fold cross-validation (folds by document, seed 0) over the training pairs, as the
-  ranker does in ``train``: part 1 below prints every (C, l1_ratio) tried for both models (CNN/DM
-  -> scores XSum, XSum -> scores CNN/DM) and the one chosen.
-- **For the record** (they do not change the frozen choice): part 2 runs the ``kfold``
-  protocol, i.e. 5-fold CV by document inside each split of each *training* corpus, for a few
-  alternatives: the issue's four bases, no position/length features, rank normalisation,
-  LambdaMART, and the unsupervised fusions of the same bases.
-- Then the frozen configuration is evaluated once on the four splits (`sourcesum run`, entries
-  committed under data/scores) and compared with the best published system of each cell
-  (``scripts/learned_vs_published.py``).
-
-Before the freeze, during development, these ran on evaluation splits: ``fusion`` CombSUM
-(z-score) and RRF of bertscore+bm25+embedding (smoke tests, all four splits), and ``learned`` on
-lexrank+random (not candidates; smoke tests).
+  ranker does in ``train``: part 1 prints every (C, l1_ratio) tried for both models (CNN/DM ->
+  scores XSum, XSum -> scores CNN/DM) and the one chosen.
+- **Alternatives** (part 2): the frozen configuration under kfold, the probe's four bases plus
+  position, no position/length features, rank normalisation, LambdaMART, and the unsupervised
+  CombSUM and RRF fusions of the same bases, each on the four evaluation splits. These are
+  evaluation-split results; two of them are declared board rows.
 
 Usage: ``python scripts/select_learned.py [-o docs/learned-selection.md]`` (about 10 minutes on 2
 CPU cores; LambdaMART dominates). Everything runs through the runner (``sourcesum.runner``: it
@@ -100,7 +92,7 @@ def store_stack(tmp: Path, bases: Path) -> StoreStack:
 
 def inner_selection(store: StoreStack) -> list[str]:
     """Part 1: the frozen procedure's hyper-parameter search, per training corpus."""
-    lines = ["## 1. Hyper-parameters of the frozen configuration (inner CV inside the training corpus)", ""]
+    lines = ["### 1. Hyper-parameters of the frozen configuration (inner CV inside the training corpus)", ""]
     ranker = create_ranker("learned", **FROZEN)
     for evaluated in ("XSum", "CNN/DM"):
         split = load_split(CORPORA[evaluated][0])
@@ -127,12 +119,14 @@ def inner_selection(store: StoreStack) -> list[str]:
 
 
 def alternatives(store: StoreStack) -> list[str]:
-    """Part 2: kfold (CV inside the split) of each alternative on the training corpora's splits."""
+    """Part 2: each alternative on the four evaluation splits (kfold inside each split)."""
     lines = [
-        "## 2. Alternatives, CV inside each training corpus (for the record)",
+        "### 2. Alternatives evaluated on the four evaluation splits",
         "",
-        "`kfold` protocol (5 folds by document, seed 0) on each split of the corpus; fusion rows "
-        "are unsupervised and simply scored there. Mean nDCG / MAP per split.",
+        "`kfold` protocol (5 folds by document, seed 0) inside each split; fusion rows are "
+        "unsupervised and simply scored. Mean nDCG / MAP per split. These are results on the "
+        "evaluation splits, not on a separate training set: the first and the sixth rows are the "
+        "board's kfold and fusion rows.",
         "",
     ]
     splits = [s for names in CORPORA.values() for s in names]
@@ -152,12 +146,7 @@ def alternatives(store: StoreStack) -> list[str]:
         elapsed = time.perf_counter() - start
         lines.append(f"| {title}: `{ranker.label}` | " + " | ".join(cells) + f" | {elapsed:.0f} |")
         print(lines[-1], file=sys.stderr)
-    lines += [
-        "",
-        "Reading: the CNN/DM columns are CV inside the corpus that trains the model scoring XSum; "
-        "the XSum columns are CV inside the corpus that trains the model scoring CNN/DM.",
-        "",
-    ]
+    lines.append("")
     return lines
 
 
@@ -179,15 +168,20 @@ def main() -> None:
         text = selection_log(store)
     finally:
         shutil.rmtree(work)
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(text)
+    output = Path(args.output)
+    history = output.read_text(encoding="utf-8").split(MARKER, 1)[0] if output.exists() else ""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(history + MARKER + "\n\n" + text, encoding="utf-8")
     print(text)
 
 
+MARKER = "<!-- Everything below is written by `python scripts/select_learned.py`. -->"
+
+
 def selection_log(store: StoreStack) -> str:
-    """The whole log (Markdown)."""
+    """The generated part of the log (Markdown)."""
     lines = [
-        "# Selection log of the `learned` leaderboard row",
+        "## The frozen configuration's selection, and the alternatives",
         "",
         "Written by `python scripts/select_learned.py`; the protocol is in that script's docstring.",
         "",
