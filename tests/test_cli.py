@@ -49,7 +49,7 @@ def test_list_shows_datasets_splits_rankers_measures_and_protocols(capsys):
     code, out, _ = run_cli(capsys, "list", "--json")
     listing = json.loads(out)
     assert code == 0
-    assert set(listing) == {"datasets", "splits", "rankers", "measures", "protocols"}
+    assert set(listing) == {"schema", "datasets", "splits", "rankers", "measures", "protocols"}
     assert {"lead", "random", "oracle", "llm_judge"} <= {r["name"] for r in listing["rankers"]}
     # the built-in dataset comes first, with its four board splits (the pair counts it declares)
     datasets = {d["name"]: d for d in listing["datasets"]}
@@ -210,7 +210,7 @@ def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, t
     assert r"\toprule" in latex and r"\textbf{" in latex and "Alpha-Sys" in latex
     _, csv_text, _ = run_cli(capsys, *board, "-o", "-", "--format", "csv")
     assert csv_text.splitlines()[0].startswith(
-        "ranker,reference,published,Alpha-Sys NDCG,Alpha-Sys NDCG CI low"
+        "name,label,reference,published,Alpha-Sys NDCG,Alpha-Sys NDCG CI low"
     )
     _, js, _ = run_cli(capsys, *board, "-o", "-", "--format", "json")
     records = json.loads(js)["results"]
@@ -268,7 +268,11 @@ def test_declared_board_of_another_dataset(capsys, scores_dir, tmp_path):
         f"- **Regenerate**: `sourcesum leaderboard --declaration {declaration} --scores-dir {scores_dir}`"
         in text
     )
-    assert text.split("## Results")[1] == everything.read_text().split("## Results")[1]
+
+    def results(board: str) -> str:  # the results up to the part that says where they come from
+        return board.split("## Results")[1].split("## How to read this board")[0]
+
+    assert results(text) == results(everything.read_text())
     assert out.with_suffix(".png").read_bytes() == everything.with_suffix(".png").read_bytes()
 
     declaration.write_text('dataset = "nosuch"\n' + DECLARATION.split("\n", 1)[1])
@@ -474,9 +478,9 @@ def test_csv_carries_every_field_of_the_json_records(capsys, scores_dir):
     board = ("leaderboard", "--all", "--dataset", "synthnews", "-o", "-")
     _, js, _ = run_cli(capsys, *board, "--format", "json")
     _, csv_text, _ = run_cli(capsys, *board, "--format", "csv")
-    lines = {line["ranker"]: line for line in csv.DictReader(io.StringIO(csv_text))}
+    lines = {line["label"]: line for line in csv.DictReader(io.StringIO(csv_text))}
     results = json.loads(js)["results"]
-    assert {r["ranker"] for r in results} == set(lines)
+    assert {r["ranker"] for r in results} == set(lines)  # JSON's "ranker" is the full label
     measure_columns = {"ndcg": "NDCG", "map": "MAP"}
     checked = set()
 
@@ -499,6 +503,9 @@ def test_csv_carries_every_field_of_the_json_records(capsys, scores_dir):
         line, title = lines[record["ranker"]], split_spec(record["split"]).title
         for key, value in leaves(record):
             if key in ("ranker", "split"):
+                continue
+            if key == "name":
+                assert line["name"] == value
                 continue
             if key in ("reference", "published"):
                 assert line[key] == str(value)

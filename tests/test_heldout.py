@@ -160,6 +160,10 @@ def test_a_board_with_a_held_out_test_reports_it(tmp_path: Path, capsys, scores_
     assert "| lead | - |" in against_lead
     bm25 = next(x for x in against_lead.splitlines() if x.startswith("| bm25 |"))
     assert bm25.count("[") >= 2
+    site = tmp_path / "site"
+    assert main(["site", *board[1:-2], "-o", str(site)]) == 0
+    page = (site / "index.html").read_text(encoding="utf-8")
+    assert all(f'id="{table}"' in page for table in ("heldout-rows", "heldout-lead", "heldout-zero-shot"))
     capsys.readouterr()
     assert main([*board[:-2], "-o", "-", "--format", "json"]) == 0
     printed = capsys.readouterr().out

@@ -209,8 +209,11 @@ def test_rendering_a_board_never_instantiates_a_ranker(synthetic_board, tmp_path
         create_ranker("lead")  # the patch holds for every ranker class
     store, declaration = synthetic_board
     text = render_everything(store, declaration, tmp_path / "site")
+    from sourcesum.board.names import default_name
+
     for ranker, params in FABRICATED:
-        assert f"| {Configuration.of(ranker, params).label} |" in text
+        config = Configuration.of(ranker, params)
+        assert f"| {default_name(config)} |" in text and f"`{config.label}`" in text  # name; full label
     assert "## Reference rows" in text and "| oracle | 1.0000" in text
     # the CLI's paths too (declared and --all)
     from sourcesum.cli import main
@@ -241,7 +244,9 @@ def test_a_board_with_the_llm_judge_renders_without_the_prompt_files(synthetic_b
         judge.create()  # the ranker itself cannot be built here
     store, declaration = synthetic_board
     text = render_everything(store, declaration, tmp_path / "site")
-    line = next(x for x in text.splitlines() if x.startswith(f"| {judge.label} |"))
+    from sourcesum.board.names import default_name
+
+    line = next(x for x in text.splitlines() if x.startswith(f"| {default_name(judge)} |"))
     split = load_split("synth_alpha_sys")
     from sourcesum.evaluation import evaluate_split
     from sourcesum.measures import NDCG

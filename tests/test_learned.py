@@ -606,7 +606,11 @@ def test_board_explains_the_protocol_under_the_results(scores_dir, tmp_path, mon
     text = render_markdown(build_view(board))
     results = text.split("## Results")[1].split("## Human agreement")[0]
     assert "- `learned`: trained on the votes" in results and "`protocol=cross-corpus`" in results
-    assert (
-        "learned(C=1.0, l1_ratio=0.0, model=logistic, protocol=cross-corpus, rankers=bm25+rouge1)" in results
-    )
+    assert "### Supervised (trained on the votes)" in results  # in a table of its own
+    supervised = results.split("### Supervised")[1].split("\n\n- ")[0]
+    assert "| learned(rankers=bm25+rouge1, C=1.0, …) |" in supervised and "| lead |" not in supervised
     assert "- `lead`:" not in results  # only rankers with a note get one
+    rows = text.split("## Rows")[1]  # the full label in the details table
+    assert (
+        "`learned(C=1.0, l1_ratio=0.0, model=logistic, protocol=cross-corpus, rankers=bm25+rouge1)`" in rows
+    )

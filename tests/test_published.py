@@ -219,8 +219,10 @@ def test_lead_claims_come_from_holm_adjusted_randomization_tests(board):
 
     text = render_markdown(build_view(board))
     perplexity = board.row("published:perplexity")
-    line = next(x for x in text.splitlines() if x.startswith("  - XSum-PEGASUS NDCG:"))
-    assert (perplexity.label in line) == (perplexity in board.better_than_lead("xsum_pegasus", NDCG))
+    lead_table = text.split("## Against `lead`")[1].split("\n## ")[0]
+    line = next(x for x in lead_table.splitlines() if x.startswith(f"| {perplexity.name} |"))
+    first = line.split(" | ")[1]  # the XSum-PEGASUS NDCG column
+    assert (first == "▲") == (perplexity in board.better_than_lead("xsum_pegasus", NDCG))
     replaced, all_nan = board.row("published:attention").nan_replaced["cnn_pegasus"]
     assert (
         f"On CNN/DM-PEGASUS, {replaced:,} NaN scores were replaced by 0 as in the paper; in "

@@ -157,7 +157,7 @@ def test_pages_load_nothing_from_outside_the_folder(built):
     for page in out.glob("*.html"):
         html = page.read_text(encoding="utf-8")
         for reference in re.findall(r'(?:src|href)="([^"#]*)', html):
-            if reference != "data:,":  # the empty inline favicon
+            if reference not in ("data:,", ""):  # the empty inline favicon; links within the page
                 assert "//" not in reference and (out / reference).is_file(), (page.name, reference)
 
 
@@ -232,14 +232,19 @@ def test_explorer_data_of_a_dataset_without_votes(scores_dir, capsys):
 def test_every_leaderboard_row_and_value_is_on_the_page(any_built, browser):
     out, board, _ = any_built
     open_page(browser, out / INDEX_FILE)
-    assert texts(browser, "#leaderboard tbody th") == [r.label for r in board.ranked_rows]
-    assert texts(browser, "#reference-rows tbody th") == [r.label for r in board.reference_rows]
-    assert texts(browser, "#published-rows tbody th") == [r.label for r in board.published_rows]
+    zero_shot = [r for r in board.ranked_rows if not r.supervised]
+    supervised = [r for r in board.ranked_rows if r.supervised]
+    assert texts(browser, "#zero-shot tbody th") == [r.name for r in zero_shot]
+    assert texts(browser, "#supervised tbody th") == [r.name for r in supervised]
+    assert texts(browser, "#reference-rows tbody th") == [r.name for r in board.reference_rows]
+    assert texts(browser, "#published-rows tbody th") == [r.name for r in board.published_rows]
     assert (board.published_rows != []) == (board.dataset.name == "sourcesum")
-    assert texts(browser, "#human-table tbody th") == board.human.labels
+    names = {r.label: r.name for r in board.rows}
+    assert texts(browser, "#human-table tbody th") == [names.get(x, x) for x in board.human.labels]
     columns = columns_of(board)
     tables = (
-        ("leaderboard", board.ranked_rows),
+        ("zero-shot", zero_shot),
+        ("supervised", supervised),
         ("published-rows", board.published_rows),
         ("reference-rows", board.reference_rows),
     )
@@ -252,7 +257,7 @@ def test_every_leaderboard_row_and_value_is_on_the_page(any_built, browser):
                 assert (cell == "") if not math.isfinite(expected) else float(cell) == expected
     # Significance marks: one bold best per column among rankers and published rows (Avg
     # included), daggers where the test says "not worse", ? where it is undecided.
-    competing = "#leaderboard td {0}, #published-rows td {0}"
+    competing = "#zero-shot td {0}, #supervised td {0}, #published-rows td {0}"
     assert len(texts(browser, competing.format("strong"))) == len(board.best)
     for selector, decision in ((".dagger", "not significant"), (".undecided-mark", "undecided")):
         marks = len(texts(browser, competing.format(selector)))
@@ -263,25 +268,29 @@ def test_every_leaderboard_row_and_value_is_on_the_page(any_built, browser):
             for row in board.competing_rows
             for c in columns
         ), selector
-    assert texts(browser, "#leaderboard td .ci")[0].startswith("[")
+    assert texts(browser, "#zero-shot td .ci")[0].startswith("[")
+    # the compact table against lead: one row per competing row, a symbol per split column
+    if board.lead is not None:
+        assert texts(browser, "#lead-table tbody th") == [r.name for r in board.competing_rows]
     assert len(texts(browser, "#ties-table tbody tr")) == sum(len(r.ties) for r in board.rows)
     keys = " ".join(texts(browser, "#configurations-table td code"))
     assert all(entry.key in keys for row in board.rows if not row.published for entry in row.entries.values())
-    assert "preferred-citation" in texts(browser, "#cite pre")[0]
+    assert "Source Identification in Abstractive Summarization" in texts(browser, "#cite pre")[0]
 
 
 @pytest.mark.slow  # drives headless Chromium
 def test_sorting_works_on_every_column(built, browser):
     out, board, _ = built
     open_page(browser, out / INDEX_FILE)
-    headers = browser.find_elements("css selector", "#leaderboard thead th button")
+    zero_shot = [r for r in board.ranked_rows if not r.supervised]
+    headers = browser.find_elements("css selector", "#zero-shot thead th button")
     columns = [None] + list(columns_of(board))
     assert len(headers) == len(columns)
     for index, (header, column) in enumerate(zip(headers, columns, strict=True), start=1):
         for direction in ("first", "second"):
             header.click()
-            labels = texts(browser, "#leaderboard tbody th")
-            assert sorted(labels) == sorted(r.label for r in board.ranked_rows)
+            labels = texts(browser, "#zero-shot tbody th")
+            assert sorted(labels) == sorted(r.name for r in zero_shot)
             if column is None:
                 expected = sorted(labels, key=str.lower, reverse=direction == "second")
                 assert labels == expected
@@ -289,9 +298,9 @@ def test_sorting_works_on_every_column(built, browser):
             values = [board.row(label).value(column.split, column.measure) for label in labels]
             # Numbers: largest first on the first click, smallest first on the second.
             assert values == sorted(values, reverse=direction == "first")
-            shown = [float(v) for v in texts(browser, f"#leaderboard tbody td:nth-child({index})", "data-v")]
+            shown = [float(v) for v in texts(browser, f"#zero-shot tbody td:nth-child({index})", "data-v")]
             assert shown == values  # the cells moved with their rows
-        state = texts(browser, "#leaderboard thead th", "aria-sort")
+        state = texts(browser, "#zero-shot thead th", "aria-sort")
         assert state[index - 1] == ("descending" if column is None else "ascending")
         assert state.count("none") == len(columns) - 1
 
@@ -447,3 +456,24 @@ def test_page_sizes_within_budgets(built_real):
     for split in board.splits:
         assert (out / explorer_file(split.name)).stat().st_size <= EXPLORER_BUDGET, split.name
     assert [r.label for r in board.published_rows] == ["published: ROUGE-1"]
+
+
+@pytest.mark.slow  # drives headless Chromium
+def test_row_names_stay_visible_and_readable_when_a_wide_table_scrolls(built, browser):
+    """At 1000 px (wider screens show the cards layout below 900) the results table scrolls
+    sideways inside its box: the name column stays in place (sticky) and is never squeezed
+    below a readable width; headers break between words."""
+    out, board, _ = built
+    open_page(browser, out / INDEX_FILE, width=1000)
+    for table in ("zero-shot", "configurations-table"):
+        box = browser.find_element("css selector", f"#{table}").find_element("xpath", "..")
+        first = browser.find_element("css selector", f"#{table} tbody th")
+        before = first.rect["x"]
+        assert first.rect["width"] >= 150, table
+        browser.execute_script("arguments[0].scrollLeft = 10000", box)
+        scrolled = browser.execute_script("return arguments[0].scrollLeft", box)
+        assert scrolled > 0, table  # the table is wider than its box
+        after = browser.find_element("css selector", f"#{table} tbody th").rect["x"]
+        assert after == pytest.approx(before, abs=1), (table, scrolled)
+    headers = texts(browser, "#zero-shot thead th")
+    assert all("-" not in h for h in headers)  # hyphens are non-breaking (U+2011)

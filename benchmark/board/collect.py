@@ -86,7 +86,9 @@ def environment_notes(row: Row) -> list[str]:
         if len(v) > 1
     ]
     return (
-        [f"`{row.label}`: its splits were computed under different versions of {', '.join(differ)}"]
+        [
+            f"`{row.name or row.label}`: its splits were computed under different versions of {', '.join(differ)}"
+        ]
         if differ
         else []
     )
@@ -126,13 +128,18 @@ def _board_splits(ds: Dataset) -> dict[str, Split]:
     return {name: load_split(name) for name in ds.board_splits()}
 
 
-def _row(config: Configuration, splits: dict[str, Split], reference: bool = False) -> Row:
+def _row(
+    config: Configuration, splits: dict[str, Split], reference: bool = False, name: str | None = None
+) -> Row:
+    from sourcesum.board.names import default_name
+
     return Row(
         config.label,
         config.ranker,
         config.params,
         reference or config.reference,
         supervised=config.protocol is not None and not config.reference,
+        name=name or default_name(config),
         board_splits=tuple(splits),
     )
 
@@ -158,7 +165,7 @@ def _declared_rows(
                 f"{where}: rows #{same} and #{number} declare the same configuration "
                 f"({config.label}); a row may appear once"
             )
-        row = _row(config, splits, item.reference)
+        row = _row(config, splits, item.reference, item.name)
         for split in splits.values():
             key = config.entry_key(split.name, split.sha256)
             path = store.path_for(config.ranker, split.name, key)
@@ -213,7 +220,31 @@ def collect_declared(
         from sourcesum.board.heldout import heldout_board
 
         board.heldout = heldout_board(ds, heldout_splits, heldout_rows, measures, with_stats, resamples)
+    board.inputs_sha256 = inputs_sha256(board, declaration.path.read_bytes())
     return board
+
+
+def inputs_sha256(board: Leaderboard, declaration: bytes | None = None) -> str:
+    """The sha256 of everything a board is computed from: the declaration's bytes (when it has
+    one), every split's data checksum, and every row's entries (split, key, sha256 of the
+    scores), held-out rows included. Two boards with the same digest show the same numbers."""
+    import hashlib
+
+    from sourcesum.hashing import sha256_hex
+    from sourcesum.store import scores_sha256
+
+    boards = [board] + ([board.heldout] if board.heldout is not None else [])
+    payload = {
+        "declaration": hashlib.sha256(declaration).hexdigest() if declaration is not None else None,
+        "data": {s.name: s.sha256 for b in boards for s in b.splits},
+        "entries": sorted(
+            [split, entry.key, scores_sha256(entry.scores)]
+            for b in boards
+            for row in b.rows
+            for split, entry in row.entries.items()
+        ),
+    }
+    return sha256_hex(payload)
 
 
 def collect(
@@ -224,12 +255,14 @@ def collect(
     published: bool = True,
     dataset_name: str = "sourcesum",
     include_unknown: bool = False,
+    declared: Declaration | None = None,
 ) -> Leaderboard:
     """Every usable store entry on the dataset's board splits as a row, plus (``published``) a
     row per published method; invalid, stale and partial entries are listed in ``stale`` with
     the reason. Entries of rankers that are not installed cannot be re-validated (version,
     parameters): they become rows only with ``include_unknown`` (``leaderboard --all``), named
-    by :func:`unvalidated_label`, and are otherwise listed in ``stale``."""
+    by :func:`unvalidated_label`, and are otherwise listed in ``stale``. Rows of configurations
+    that ``declared`` names get those names (:mod:`sourcesum.board.names`)."""
     ds = dataset(dataset_name)
     splits = _board_splits(ds)
     rows: dict[str, Row] = {}
@@ -264,8 +297,31 @@ def collect(
             row.label = f"{row.label} [{config[:6]}]"
             for evaluation in row.evaluations.values():
                 evaluation.system = row.label
+    if declared is not None:
+        _apply_declared_names(list(rows.values()), declared)
     extra = _published_rows(ds, [m.key for m in published_methods()], splits, measures) if published else []
-    return finish(ds, splits, list(rows.values()) + extra, stale, measures, with_stats, resamples)
+    board = finish(ds, splits, list(rows.values()) + extra, stale, measures, with_stats, resamples)
+    board.inputs_sha256 = inputs_sha256(board)
+    return board
+
+
+def _apply_declared_names(rows: Sequence[Row], declared: Declaration) -> None:
+    """Give each row of a configuration the declaration names (board or held-out rows) that name."""
+    from sourcesum.hashing import canonical_json
+
+    items = [*declared.rows, *(declared.heldout.rows if declared.heldout else ())]
+    names: dict[tuple[str, str], str] = {}
+    for item in items:
+        if item.name is not None and not item.published and item.ranker in RANKERS:
+            try:
+                config = Configuration.of(item.ranker, item.params)
+            except SourceSumError:
+                continue
+            names[(config.ranker, canonical_json(config.params))] = item.name
+    for row in rows:
+        name = names.get((row.ranker, canonical_json(row.params)))
+        if name is not None:
+            row.name = name
 
 
 def finish(
@@ -279,8 +335,18 @@ def finish(
 ) -> Leaderboard:
     """Order the rows (Avg of the first measure, then label), mark each column's best and,
     ``with_stats``, add tie reports, the human-agreement table and the statistics."""
+    from sourcesum.board.names import unique_names
     from sourcesum.board.statistics import add_all_statistics
+    from sourcesum.hashing import digest
 
+    for row, name in zip(
+        rows,
+        unique_names(
+            [r.name or r.label for r in rows], [digest([r.ranker, r.params, r.label]) for r in rows]
+        ),
+        strict=True,
+    ):
+        row.name = name
     ordered = sorted(rows, key=lambda r: (-np.nan_to_num(r.average(measures[0]), nan=-1), r.label))
     board = Leaderboard(ds, list(splits.values()), ordered, stale, tuple(measures))
     mark_best(board)

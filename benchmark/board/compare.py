@@ -24,7 +24,8 @@ from sourcesum.statscache import StatsCache
 
 @dataclass(frozen=True)
 class Comparison:
-    """A paired comparison of rows ``a`` and ``b`` on one split and measure.
+    """A paired comparison of rows ``a`` and ``b`` (display names; ``a_label``/``b_label`` their
+    full labels) on one split and measure.
 
     ``p_randomization`` is the sign-flip p-value with its Monte Carlo standard error
     ``p_mc_se`` over ``flips`` patterns (``exact``: all of them enumerated, error 0);
@@ -36,6 +37,8 @@ class Comparison:
 
     a: str
     b: str
+    a_label: str
+    b_label: str
     split: str
     measure: str
     mean_a: float
@@ -107,8 +110,10 @@ def compare_rows(
                 p_boot, low, high = stats.paired_bootstrap_test(x, y, resamples, seed, groups)
                 out.append(
                     Comparison(
-                        a=a.label,
-                        b=b.label,
+                        a=a.name or a.label,
+                        b=b.name or b.label,
+                        a_label=a.label,
+                        b_label=b.label,
                         split=split,
                         measure=measure.name,
                         mean_a=float(np.nanmean(x)),

@@ -4,9 +4,10 @@ Format (TOML)::
 
     dataset = "sourcesum"        # optional; default sourcesum: the board's columns are its
                                  # board splits
-    [[rows]]                     # ranked rows: a ranker and optional parameters
+    [[rows]]                     # ranked rows: a ranker, optional parameters and display name
     ranker = "bm25"
     params = { k1 = 1.2 }
+    name = "BM25 (k1 1.2)"       # optional: at most 48 characters (default: sourcesum.board.names)
     [[references]]               # reference rows (not compared), e.g. the oracle
     ranker = "oracle"
     [[published]]                # a published system's outputs (the dataset's published source)
@@ -42,6 +43,8 @@ class DeclaredRow:
     reference: bool = False
     published: bool = False
     """A published output: ``ranker`` is the method (its output field), e.g. ``perplexity``."""
+    name: str | None = None
+    """The display name declared for the row (None: the default name)."""
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,11 @@ class Declaration:
 def _ranker_rows(path: Path, table: str, items: Any, reference: bool) -> list[DeclaredRow]:
     if not isinstance(items, list):
         raise SourceSumError(f"{path}: [[{table}]] must be an array of tables")
+    from sourcesum.board.names import check_name
+
     out = []
     for i, item in enumerate(items):
-        extra = set(item) - {"ranker", "params"} if isinstance(item, dict) else set()
+        extra = set(item) - {"ranker", "params", "name"} if isinstance(item, dict) else set()
         if (
             not isinstance(item, dict)
             or not isinstance(item.get("ranker"), str)
@@ -76,10 +81,15 @@ def _ranker_rows(path: Path, table: str, items: Any, reference: bool) -> list[De
             or not isinstance(item.get("params", {}), dict)
         ):
             raise SourceSumError(
-                f'{path}: [[{table}]] #{i + 1} needs ranker = "name" and optional params = {{...}}'
+                f'{path}: [[{table}]] #{i + 1} needs ranker = "name" and optional params = {{...}}, name = "..."'
                 + (f"; unknown keys {sorted(extra)}" if extra else "")
             )
-        out.append(DeclaredRow(item["ranker"], dict(item.get("params", {})), reference))
+        name = check_name(item["name"], f"{path}: [[{table}]] #{i + 1}") if "name" in item else None
+        out.append(DeclaredRow(item["ranker"], dict(item.get("params", {})), reference, name=name))
+    names = [row.name for row in out if row.name is not None]
+    for name in names:
+        if names.count(name) > 1:
+            raise SourceSumError(f"{path}: [[{table}]]: two rows are named {name!r}; names are unique")
     return out
 
 
@@ -130,5 +140,9 @@ def read_declaration(path: Path) -> Declaration:
     declared += _ranker_rows(path, "references", raw.get("references", []), True)
     if not declared:
         raise SourceSumError(f"{path}: declares no rows")
+    names = [row.name for row in declared if row.name is not None]
+    for row_name in names:
+        if names.count(row_name) > 1:
+            raise SourceSumError(f"{path}: two rows are named {row_name!r}; names are unique on a board")
     heldout = _heldout(path, raw["heldout"], name) if "heldout" in raw else None
     return Declaration(name, tuple(declared), Path(path), heldout)

@@ -37,6 +37,8 @@ class Row:
     published: bool = False
     supervised: bool = False
     """Trained on labels under a protocol (e.g. ``learned``)."""
+    name: str = ""
+    """The display name (:mod:`sourcesum.board.names`); set for every row of a collected board."""
     board_splits: tuple[str, ...] = ()
     """The splits the Avg columns average (the board's columns)."""
     entries: dict[str, ScoreEntry] = field(default_factory=dict)
@@ -96,6 +98,8 @@ class Leaderboard:
     """The command that renders this board again, in words."""
     heldout: Leaderboard | None = None
     """The declared held-out test: a board of its own over the held-out splits."""
+    inputs_sha256: str = ""
+    """The sha256 of the board's inputs (:func:`sourcesum.board.collect.inputs_sha256`)."""
     zero_shot_best: dict[tuple[str | None, Measure], str] = field(default_factory=dict)
     """Held-out boards: the label of each column's best zero-shot competing row."""
 
@@ -147,11 +151,15 @@ class Leaderboard:
         return self.against_lead(split, measure, "significant")
 
     def row(self, name: str) -> Row:
-        """The row labelled ``name``, else the only row of ranker ``name``."""
-        matches = [r for r in self.rows if r.label == name] or [r for r in self.rows if r.ranker == name]
+        """The row labelled or named ``name``, else the only row of ranker ``name``."""
+        matches = (
+            [r for r in self.rows if r.label == name]
+            or [r for r in self.rows if r.name == name]
+            or [r for r in self.rows if r.ranker == name]
+        )
         if len(matches) != 1:
             raise UnknownNameError(
-                f"no single leaderboard row for {name!r}; rows: {', '.join(r.label for r in self.rows)}"
+                f"no single leaderboard row for {name!r}; rows: {', '.join(r.name or r.label for r in self.rows)}"
             )
         return matches[0]
 

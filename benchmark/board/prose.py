@@ -44,6 +44,21 @@ def significance_rule(shared_documents_text: str) -> str:
     )
 
 
+LEAD_TABLE_TEXT = (
+    "Each competing row against `lead` per column: ▲ significantly better, ▼ significantly worse, "
+    "= not significantly different, ? undecided (two-sided paired randomization test over "
+    "documents, Holm-corrected across all rankers and published systems compared with `lead` in "
+    "the column, decided as the † marks are)."
+)
+
+ROWS_TEXT = (
+    "Every row's display name, ranker, version, full parameters (its label), entry keys per split "
+    "and the library versions its entries were computed with. A key is 12 hex digits of sha256 over "
+    "(ranker, version, parameters, data sha256); the scores live in the score store as "
+    "`<ranker>/<split>.<key>.json`. To cite a row, report its name, ranker and version, and for a "
+    "plugin its package and version (in the libraries column)."
+)
+
 LEAD_TEXT = (
     "rows significantly better than `lead` (two-sided paired randomization test over documents, "
     "Holm-corrected across all rankers and published systems compared with `lead` in the column, "

@@ -64,8 +64,9 @@ class Cell:
 
 @dataclass(frozen=True)
 class RowView:
-    """One row as shown: label, kind (``ranked``, ``published``, ``reference``) and its cells
-    in column order, plus what identifies it (ranker, parameters, versions, keys)."""
+    """One row as shown: its display name (``label``, :mod:`sourcesum.board.names`), kind
+    (``ranked``, ``published``, ``reference``) and its cells in column order, plus what
+    identifies it (full label, ranker, parameters, versions, keys, library versions)."""
 
     label: str
     ranker: str
@@ -76,6 +77,10 @@ class RowView:
     versions: tuple[str, ...]
     keys: tuple[tuple[str, str], ...]
     """``(split title, entry key)`` per split with an entry (none for published rows)."""
+    full_label: str = ""
+    """The row's full label: ranker and every changed parameter (its identity)."""
+    libraries: tuple[tuple[str, str], ...] = ()
+    """``(library, version)`` the entries were computed with (the harness's own excepted)."""
 
 
 @dataclass(frozen=True)
@@ -154,11 +159,16 @@ class BoardView:
     ties: tuple[TieRow, ...]
     stale: tuple[str, ...]
     scores_from: str
+    inputs_sha256: str
     regenerate: str
     records: tuple[dict[str, Any], ...] = field(default=())
     average_records: tuple[dict[str, Any], ...] = field(default=())
     human_records: dict[str, Any] | None = None
     heldout: HeldOutView | None = None
+    lead_marks: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Per competing row (board order): its name and, per split column, its test against
+    ``lead``: ``above`` / ``below`` (significant), ``not significant``, ``undecided``, or empty
+    (untested: ``lead`` itself, or no value)."""
 
     @property
     def rows(self) -> tuple[RowView, ...]:
@@ -204,8 +214,11 @@ def _row_view(board: Leaderboard, row: Row, columns: Sequence[Column]) -> RowVie
         )
     entries = [(s.title, row.entries[s.name]) for s in board.splits if s.name in row.entries]
     kind = "reference" if row.reference else "published" if row.published else "ranked"
+    from sourcesum.store import agreed_libraries
+
+    libraries = sorted({item for _, entry in entries for item in agreed_libraries(entry.libraries).items()})
     return RowView(
-        label=row.label,
+        label=row.name or row.label,
         ranker=row.ranker,
         kind=kind,
         supervised=row.supervised,
@@ -213,6 +226,8 @@ def _row_view(board: Leaderboard, row: Row, columns: Sequence[Column]) -> RowVie
         params=row.params,
         versions=tuple(sorted({entry.version for _, entry in entries})),
         keys=() if row.published else tuple((title, entry.key) for title, entry in entries),
+        full_label=row.label,
+        libraries=tuple(libraries) if not row.published else (),
     )
 
 
@@ -247,7 +262,7 @@ def _ties(board: Leaderboard, columns: Sequence[TieColumn]) -> tuple[TieRow, ...
                 continue
             out.append(
                 TieRow(
-                    row.label,
+                    row.name,
                     split.title,
                     report["pairs_with_ties"],
                     report["sentences_tied"],
@@ -267,9 +282,9 @@ def _lead(board: Leaderboard) -> tuple[LeadComparison, ...]:
                 out.append(
                     LeadComparison(
                         f"{split.title} {measure.display_name}",
-                        tuple(r.label for r in better),
-                        tuple(r.label for r in family),
-                        tuple(r.label for r in board.against_lead(split.name, measure, "undecided")),
+                        tuple(r.name for r in better),
+                        tuple(r.name for r in family),
+                        tuple(r.name for r in board.against_lead(split.name, measure, "undecided")),
                     )
                 )
     return tuple(out)
@@ -311,7 +326,7 @@ def _published_notes(board: Leaderboard) -> tuple[dict[str, str], ...]:
                 )
         notes.append(
             {
-                "label": row.label,
+                "label": row.name,
                 "description": method.description,
                 "model": f"model: {method.model}" if method.model else "no model",
                 "nan": " ".join(nan),
@@ -360,6 +375,7 @@ def _human(board: Leaderboard) -> dict[str, Any]:
             ]
         )
     columns = [(split, m) for split in board.splits for m in measures]
+    names = {r.label: r.name for r in board.rows}
     rows = []
     for label in table.labels:
         cells = []
@@ -367,7 +383,7 @@ def _human(board: Leaderboard) -> dict[str, Any]:
             ci = table.ci.get((label, split.name, measure))
             mark = 0 if label == HUMAN_LABEL else table.versus_human(label, split.name, measure)
             cells.append({"value": table.mean(label, split.name, measure), "mark": mark, "ci": fmt_ci(ci)})
-        rows.append({"label": label, "cells": cells})
+        rows.append({"label": names.get(label, label), "cells": cells})
     counts = []
     for split, measure in columns:
         marks = [
@@ -420,6 +436,7 @@ def records(board: Leaderboard) -> tuple[dict[str, Any], ...]:
                 continue
             record = evaluation.summary()
             record["ranker"] = row.label
+            record["name"] = row.name
             record["reference"] = row.reference
             record["published"] = row.published
             for measure in board.measures:
@@ -447,6 +464,7 @@ def average_records(board: Leaderboard) -> tuple[dict[str, Any], ...]:
             continue
         record: dict[str, Any] = {
             "ranker": row.label,
+            "name": row.name,
             "reference": row.reference,
             "published": row.published,
             "splits": [s.name for s in board.splits],
@@ -505,7 +523,30 @@ def _difference_rows(board: Leaderboard, against: str) -> tuple[DifferenceRow, .
             else:
                 decision = marked.decision
             cells.append((*value, decision))
-        out.append(DifferenceRow(row.label, row.supervised, tuple(cells)))
+        out.append(DifferenceRow(row.name, row.supervised, tuple(cells)))
+    return tuple(out)
+
+
+def lead_marks(board: Leaderboard) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """:attr:`BoardView.lead_marks` of ``board``."""
+    lead = board.lead
+    if lead is None:
+        return ()
+    columns = [c for c in columns_of(board) if c.split is not None]
+    out = []
+    for row in board.competing_rows:
+        marks = []
+        for column in columns:
+            assert column.split is not None
+            marked = row.vs_lead.get((column.split, column.measure))
+            if marked is None:
+                marks.append("")
+            elif marked.decision == "significant":
+                above = row.mean(column.split, column.measure) > lead.mean(column.split, column.measure)
+                marks.append("above" if above else "below")
+            else:
+                marks.append(marked.decision)
+        out.append((row.name, tuple(marks)))
     return tuple(out)
 
 
@@ -513,7 +554,12 @@ def heldout_view(board: Leaderboard) -> HeldOutView:
     """The view of a held-out board (:mod:`sourcesum.board.heldout`)."""
     return HeldOutView(
         board=build_view(board),
-        zero_shot_best=tuple(board.zero_shot_best.get((c.split, c.measure), "") for c in columns_of(board)),
+        zero_shot_best=tuple(
+            board.row(board.zero_shot_best[(c.split, c.measure)]).name
+            if (c.split, c.measure) in board.zero_shot_best
+            else ""
+            for c in columns_of(board)
+        ),
         against_lead=_difference_rows(board, "lead"),
         against_zero_shot=_difference_rows(board, "zero-shot"),
     )
@@ -524,7 +570,7 @@ def build_view(board: Leaderboard) -> BoardView:
     columns = columns_of(board)
     titles = {s.name: s.title for s in board.splits}
     coverage = tuple(
-        (row.label, tuple(titles[s] for s in titles if s in row.evaluations))
+        (row.name, tuple(titles[s] for s in titles if s in row.evaluations))
         for row in board.published_rows
         if len(row.evaluations) < len(board.splits)
     )
@@ -549,9 +595,11 @@ def build_view(board: Leaderboard) -> BoardView:
         ties=_ties(board, ties),
         stale=tuple(board.stale),
         scores_from=board.scores_from,
+        inputs_sha256=board.inputs_sha256,
         regenerate=board.regenerate,
         records=records(board),
         average_records=average_records(board),
         human_records=human_records(board),
         heldout=heldout_view(board.heldout) if board.heldout is not None else None,
+        lead_marks=lead_marks(board),
     )

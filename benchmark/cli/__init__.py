@@ -1,13 +1,15 @@
 """The ``sourcesum`` command line.
 
 Commands, one module per group: ``list`` (:mod:`~sourcesum.cli.catalog`); ``run``, ``merge``,
-``migrate``, ``explain`` (:mod:`~sourcesum.cli.scoring`); ``evaluate``
+``migrate``, ``verify``, ``explain`` (:mod:`~sourcesum.cli.scoring`); ``evaluate``
 (:mod:`~sourcesum.cli.evaluating`); ``leaderboard``, ``site`` (:mod:`~sourcesum.cli.boards`);
-``compare``, ``show`` (:mod:`~sourcesum.cli.inspecting`); ``export``
-(:mod:`~sourcesum.cli.exporting`).
+``cite`` (:mod:`~sourcesum.cli.citing`); ``compare``, ``show`` (:mod:`~sourcesum.cli.inspecting`);
+``export`` (:mod:`~sourcesum.cli.exporting`).
 
 Every user-facing failure prints one ``error: ...`` line and exits 2 (``--debug`` shows the
-traceback instead). Output for machines is JSON (``--json``); output for people is tables.
+traceback instead). Output for machines is JSON (``--json``) whose first field, ``schema``,
+names its format and version (:data:`~sourcesum.cli.common.SCHEMAS`); output for people is
+tables. ``sourcesum --help`` shows :data:`DESCRIPTION`, plain text (not this docstring).
 """
 
 from __future__ import annotations
@@ -17,18 +19,24 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from sourcesum.cli import boards, catalog, evaluating, exporting, inspecting, scoring
+from sourcesum.cli import boards, catalog, citing, evaluating, exporting, inspecting, scoring
 from sourcesum.cli.common import Parser
 from sourcesum.errors import SourceSumError
 from sourcesum.outputs.escape import terminal
 
-COMMAND_MODULES = (catalog, scoring, evaluating, boards, inspecting, exporting)
+COMMAND_MODULES = (catalog, scoring, evaluating, boards, citing, inspecting, exporting)
+
+DESCRIPTION = (
+    "SourceSum Bench: a benchmark harness for source sentence detection. Run rankers over the "
+    "splits (cached in your score store), evaluate score files produced elsewhere, compare rows "
+    "with paired tests, and render the board as Markdown, LaTeX, CSV, JSON or a static site. "
+    "'sourcesum cite' prints what to cite. Bad input ends in one 'error: ...' line and exit 2."
+)
+"""The top-level ``--help`` text: plain text for a terminal."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="sourcesum", description="SourceSum Bench: benchmark harness for source sentence detection"
-    )
+    parser = Parser(prog="sourcesum", description=DESCRIPTION)
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMAND_MODULES:

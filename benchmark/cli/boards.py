@@ -188,7 +188,7 @@ def cmd_site(args: argparse.Namespace) -> int:
     from sourcesum.board import LEADERBOARD_MEASURES, build_view, read_declaration
     from sourcesum.board.pairs import explorer_data
     from sourcesum.data import dataset
-    from sourcesum.outputs.site import build_site, check_site_target, page_sizes
+    from sourcesum.outputs.site import build_site, check_site_target
 
     name = (
         args.dataset
@@ -200,11 +200,22 @@ def cmd_site(args: argparse.Namespace) -> int:
     board = declared_or_all_board(args, LEADERBOARD_MEASURES)
     explorers = {split.name: explorer_data(board, split.name) for split in board.splits}
     pages = build_site(build_view(board), explorers, out)
-    sizes = ", ".join(f"{name} {size / 1024:.0f} KB" for name, size in page_sizes(pages).items())
-    print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {sizes})")
+    print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {site_sizes(pages)})")
     for item in board.stale:
         print(terminal(f"note: skipped stale score file {item}"), file=sys.stderr)
     return 0
+
+
+def site_sizes(pages: Sequence[Any]) -> str:
+    """``index.html 41 KB, plot.png 55 KB, explore-x.html 310 KB, ...``: the size of each page
+    and of the plot as written (the index page and its plot apart)."""
+    from sourcesum.outputs.site import INDEX_FILE, PLOT_FILE
+
+    written = [Path(page.path) for page in pages]
+    shown = [p for p in written if p.name in (INDEX_FILE, PLOT_FILE)]
+    shown.sort(key=lambda p: p.name != INDEX_FILE)
+    shown += [p for p in written if p.name.startswith("explore-")]
+    return ", ".join(f"{p.name} {p.stat().st_size / 1024:.0f} KB" for p in shown)
 
 
 def rows_text(board: Any) -> str:

@@ -8,6 +8,8 @@ import inspect
 import json
 from typing import Any
 
+from sourcesum.cli.common import SCHEMAS, print_json
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("list", help="list datasets, splits, rankers, measures and training protocols")
@@ -76,17 +78,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     ]
     protocols = [{"name": p.name, "description": p.description} for p in PROTOCOLS.values()]
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "datasets": listed,
-                    "splits": splits,
-                    "rankers": rankers,
-                    "measures": measures,
-                    "protocols": protocols,
-                },
-                indent=2,
-            )
+        print_json(
+            SCHEMAS["list"],
+            {
+                "datasets": listed,
+                "splits": splits,
+                "rankers": rankers,
+                "measures": measures,
+                "protocols": protocols,
+            },
         )
         return 0
     print("Datasets and splits ('all' = the board splits of sourcesum; a dataset name = its board splits):")

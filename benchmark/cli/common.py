@@ -1,5 +1,6 @@
 """What the command modules share: the argument parser's error style, typed argument parsers,
-``-p RANKER.NAME=VALUE`` parameters, and the results table with its notes."""
+``-p RANKER.NAME=VALUE`` parameters, the JSON schema names, and the results table with its
+notes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,27 @@ from typing import Any
 from sourcesum.errors import SourceSumError
 from sourcesum.measures import Measure, measure_forms
 from sourcesum.outputs.escape import terminal
+
+SCHEMAS = {
+    "run": "sourcesum-run/1",
+    "evaluate": "sourcesum-evaluate/1",
+    "compare": "sourcesum-compare/1",
+    "list": "sourcesum-list/1",
+    "verify": "sourcesum-verify/1",
+    "explain": "sourcesum-explain/1",
+    "show": "sourcesum-show/1",
+    "pairs": "sourcesum-pairs/1",
+    "cite": "sourcesum-cite/1",
+}
+"""The ``schema`` field of each command's JSON output: ``<name>/<version>``; the version goes
+up when a field changes meaning or disappears (docs/json.md documents every field). The board's
+JSON (``leaderboard --format json``) is ``sourcesum-leaderboard/1``, written by
+:func:`sourcesum.outputs.tables.render_json`."""
+
+
+def print_json(schema: str, payload: dict[str, Any]) -> None:
+    """``payload`` as indented JSON on stdout, ``schema`` its first field."""
+    print(json.dumps({"schema": schema, **payload}, indent=2))
 
 
 class Parser(argparse.ArgumentParser):
@@ -77,12 +99,15 @@ def parse_params(items: Sequence[str], rankers: Sequence[str]) -> dict[str, dict
     return params
 
 
-def emit(records: list[dict[str, Any]], as_json: bool, system_key: str, measures: Sequence[Measure]) -> None:
-    """Results of ``run`` / ``evaluate``: JSON, or a table followed by one note per caveat."""
+def emit(
+    records: list[dict[str, Any]], as_json: bool, system_key: str, measures: Sequence[Measure], schema: str
+) -> None:
+    """Results of ``run`` / ``evaluate``: JSON (``schema``), or a table followed by one note per
+    caveat."""
     from sourcesum.outputs.tables import format_table
 
     if as_json:
-        print(json.dumps({"results": records}, indent=2))
+        print_json(schema, {"results": records})
         return
     columns = [system_key, "split", "examples"] + [m.json_key for m in measures]
     print(terminal(format_table(records, columns)))

@@ -1,4 +1,7 @@
-"""``sourcesum evaluate``: scores produced elsewhere (SourceSum-format JSON or TREC runs)."""
+"""``sourcesum evaluate``: scores produced elsewhere (SourceSum-format JSON or TREC runs).
+
+The format is never guessed: ``--format`` says it (default ``sourcesum``). A TREC run given
+without ``--format trec`` is recognised by its first line and refused with that hint."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from sourcesum.cli.common import emit, measures_help
+from sourcesum.cli.common import SCHEMAS, emit, measures_help
 from sourcesum.errors import SourceSumError
 
 
@@ -14,11 +17,42 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("evaluate", help="evaluate a score file produced elsewhere")
     p.add_argument("file")
     p.add_argument("--field", help="annotation field holding the scores (SourceSum format)")
-    p.add_argument("--format", choices=["sourcesum", "trec"], default="sourcesum")
+    p.add_argument(
+        "--format",
+        choices=["sourcesum", "trec"],
+        default="sourcesum",
+        help="sourcesum: the split's JSON with a score field per sentence (default); trec: a TREC run",
+    )
     p.add_argument("--split", help="split name (default: inferred from the pair ids)")
     p.add_argument("--measures", default="nDCG,AP", help=measures_help())
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)
+
+
+def looks_like_trec(path: Path) -> bool:
+    """The first non-blank line of ``path`` is a TREC run line (``qid Q0 docno rank score tag``:
+    six fields, an integer rank, a numeric score). False for anything but a readable regular
+    file (the reader then names the problem; a pipe is not read twice)."""
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    for line in head.decode("utf-8", "replace").splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            return False
+        try:
+            int(parts[3])
+            float(parts[4])
+        except ValueError:
+            return False
+        return True
+    return False
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -28,6 +62,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from sourcesum.scorefiles import check_against_split, infer_split, read_sourcesum_json, read_trec_run
 
     if args.format == "sourcesum":
+        if looks_like_trec(Path(args.file)):
+            raise SourceSumError(
+                f"evaluate {args.file}: this is a TREC run file ('qid Q0 docno rank score tag' lines), "
+                "not SourceSum-format JSON; pass --format trec"
+            )
         if not args.field:
             raise SourceSumError("evaluate: --field KEY is required for SourceSum-format files")
         loaded = read_sourcesum_json(Path(args.file), args.field)
@@ -47,5 +86,5 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     record = evaluation.summary(system_key="field")
     record["nan_replaced"] = loaded.nan_replaced
     record["all_nan_pairs"] = loaded.all_nan_pairs
-    emit([record], args.json, "field", measures)
+    emit([record], args.json, "field", measures, SCHEMAS["evaluate"])
     return 0

@@ -10,7 +10,13 @@ from typing import Any
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("export", help="TREC qrels and run files for every cached ranker")
     p.add_argument("--format", choices=["trec"], default="trec")
-    p.add_argument("--output", "-o", default="trec", help="folder (default: ./trec)")
+    p.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        metavar="DIR",
+        help="folder to write into (created if missing; tens of MB for the SourceSum board)",
+    )
     p.add_argument("--dataset", default="sourcesum", help="the dataset whose board splits are exported")
     p.add_argument("--scores-dir")
     p.set_defaults(func=cmd_export)

@@ -1,13 +1,12 @@
 """Commands that look into results: ``compare`` (paired tests between rows) and ``show`` (one
-pair, every row's scores and ranks)."""
+pair, every row's scores and ranks; ``show --list`` lists the pairs of splits)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from sourcesum.cli.common import measures_help, non_negative_int, positive_int, resamples
+from sourcesum.cli.common import SCHEMAS, measures_help, non_negative_int, positive_int, print_json, resamples
 from sourcesum.errors import SourceSumError
 from sourcesum.outputs.escape import terminal
 
@@ -39,8 +38,18 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("show", help="one pair: summary, sentences, votes, rankers' scores and ranks")
-    p.add_argument("pair_id")
+    p = sub.add_parser(
+        "show", help="one pair: summary, sentences, votes, rankers' scores and ranks (--list: the pair ids)"
+    )
+    p.add_argument("pair_id", nargs="?", help="the pair to show (`--list` lists them)")
+    p.add_argument(
+        "--list",
+        nargs="?",
+        const="all",
+        metavar="SPLIT",
+        help="list the pairs instead: id, split, first sentence of the document, summary; SPLIT is "
+        "comma-separated split or dataset names (default 'all': sourcesum's board splits)",
+    )
     p.add_argument(
         "--ranker",
         help="comma-separated row labels or ranker names (default: the 4 best declared rankers; with --json: all)",
@@ -55,15 +64,23 @@ def board_of_stores(
     scores_dir: str | None, dataset: str, with_stats: bool = True, published: bool = True
 ) -> Any:
     """Every usable entry of the user store over the committed one on ``dataset``'s board
-    splits, plus (``published``) the published outputs (compare, show, export)."""
-    from sourcesum.board import collect
+    splits, plus (``published``) the published outputs (compare, show, export); rows the
+    committed declaration names carry those names."""
+    from sourcesum import paths
+    from sourcesum.board import collect, read_declaration
+    from sourcesum.errors import SourceSumError
     from sourcesum.store import open_stores
 
+    try:
+        declared = read_declaration(paths.DECLARATION_PATH)
+    except SourceSumError:
+        declared = None
     return collect(
         open_stores(scores_dir, must_exist=True),
         with_stats=with_stats,
         published=published,
         dataset_name=dataset,
+        declared=declared if declared is not None and declared.dataset == dataset else None,
     )
 
 
@@ -100,7 +117,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     if args.json:
-        print(json.dumps({"comparisons": [c.as_dict() for c in results]}, indent=2))
+        print_json(SCHEMAS["compare"], {"comparisons": [c.as_dict() for c in results]})
     else:
         print(terminal(format_comparisons(results)))
     return 0
@@ -120,6 +137,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     from sourcesum.data import dataset_of
     from sourcesum.outputs.pairview import format_view
 
+    if args.list is not None:
+        if args.pair_id is not None:
+            raise SourceSumError(f"show {args.pair_id} --list: give a pair id or --list, not both")
+        return list_pairs(args)
+    if args.pair_id is None:
+        raise SourceSumError("show: give a pair id (`sourcesum show --list [SPLIT]` lists them)")
     split, pair = find_pair(args.pair_id)
     ds = dataset_of(split.name)
     board = board_of_stores(args.scores_dir, ds.name, with_stats=False)
@@ -131,5 +154,55 @@ def cmd_show(args: argparse.Namespace) -> int:
     else:
         rankers = default_rows(board, declared_labels(), count=4)
     view = pair_view(split, pair, board, rankers)
-    print(json.dumps(view, indent=2) if args.json else terminal(format_view(view, width=args.width)))
+    if args.json:
+        print_json(SCHEMAS["show"], view)
+    else:
+        print(terminal(format_view(view, width=args.width)))
+    return 0
+
+
+def excerpt(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters (``…`` marks a cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
+
+
+def pair_records(spec: str) -> list[dict[str, Any]]:
+    """Every pair of the splits ``spec`` names: id, split, sentence count, the document's first
+    sentence and the summary."""
+    from sourcesum.data import load_split, resolve_split_names
+
+    return [
+        {
+            "id": pair.id,
+            "split": split.name,
+            "sentences": pair.n_sentences,
+            "first_sentence": pair.sentences[0] if pair.sentences else "",
+            "summary": pair.summary,
+        }
+        for split in (load_split(name) for name in resolve_split_names(spec))
+        for pair in split.pairs
+    ]
+
+
+def list_pairs(args: argparse.Namespace) -> int:
+    """``show --list [SPLIT]``: one line per pair (id, split, the document's first sentence and
+    the summary, cut to fit ``--width`` unless the ids alone leave no room), or JSON."""
+    records = pair_records(args.list)
+    if args.json:
+        print_json(SCHEMAS["pairs"], {"pairs": records})
+        return 0
+    id_width = max([len("pair")] + [len(r["id"]) for r in records])
+    split_width = max([len("split")] + [len(r["split"]) for r in records])
+    room = args.width - id_width - split_width - 6  # three two-space gaps
+    document_width = max(room * 2 // 5, 12)
+    summary_width = max(room - document_width, 16)  # the summary tells pairs of one document apart
+    lines = [f"{'pair':<{id_width}}  {'split':<{split_width}}  {'document':<{document_width}}  summary"]
+    for r in records:
+        document = excerpt(r["first_sentence"], document_width)
+        lines.append(
+            f"{r['id']:<{id_width}}  {r['split']:<{split_width}}  {document:<{document_width}}  "
+            f"{excerpt(r['summary'], summary_width)}"
+        )
+    print(terminal("\n".join(lines)))
     return 0

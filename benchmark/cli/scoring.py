@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from sourcesum.cli.common import emit, measures_help, parse_params, positive_int
+from sourcesum.cli.common import SCHEMAS, emit, measures_help, parse_params, positive_int, print_json
 from sourcesum.errors import SourceSumError
 
 
@@ -119,7 +119,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         report = ranker.report()
         if report and results:
             results[-1]["report"] = report
-    emit(results, args.json, "ranker", measures)
+    emit(results, args.json, "ranker", measures, SCHEMAS["run"])
     if created and store.root.exists():
         import sys
 
@@ -150,8 +150,6 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    import json
-
     from sourcesum.data import load_split, resolve_split_names
     from sourcesum.outputs.models import format_model
     from sourcesum.rankers import create_ranker
@@ -165,7 +163,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for name in resolve_split_names(args.split)
     ]
     if args.json:
-        print(json.dumps({"explanations": records}, indent=2))
+        print_json(SCHEMAS["explain"], {"explanations": records})
         return 0
     for record in records:
         print(f"{record['ranker']} on {record['split']}:")
@@ -177,8 +175,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     """Exit 0 when every entry reproduces (bit for bit, or within its ranker's tolerance), 1
     when one does not; bad input is exit 2 as everywhere."""
-    import json
-
     from sourcesum.outputs.escape import terminal
     from sourcesum.store import open_stores
     from sourcesum.verify import entry_paths, verify_entry
@@ -187,11 +183,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     layers = open_stores(args.scores_dir).stores
     results = [verify_entry(path, layers, args.sample) for path in paths_]
     if args.json:
-        print(
-            json.dumps(
-                {"verifications": [{**r.__dict__, "path": str(r.path), "ok": r.ok} for r in results]},
-                indent=2,
-            )
+        print_json(
+            SCHEMAS["verify"],
+            {"verifications": [{**r.__dict__, "path": str(r.path), "ok": r.ok} for r in results]},
         )
     else:
         for result in results:

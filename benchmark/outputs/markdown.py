@@ -60,6 +60,37 @@ def difference_table(board: BoardView, rows: Sequence[DifferenceRow]) -> str:
     return "\n".join(lines)
 
 
+LEAD_MARKS = {"above": "▲", "below": "▼", "not significant": "=", "undecided": "?"}
+
+
+def lead_table(view: BoardView) -> str:
+    """Every competing row against ``lead`` per split column (:data:`LEAD_MARKS`)."""
+    split_columns = [c for c in view.columns if c.split is not None]
+    lines = ["| Row | " + " | ".join(c.header for c in split_columns) + " |"]
+    lines.append("|---|" + ":---:|" * len(split_columns))
+    for row in view.lead_marks:
+        lines.append(f"| {md_cell(row[0])} | " + " | ".join(LEAD_MARKS.get(m, "") for m in row[1]) + " |")
+    return "\n".join(lines)
+
+
+def rows_table(view: BoardView) -> str:
+    """The details of every row: name, ranker, version, full label, keys, libraries."""
+    lines = [
+        "| Row | Ranker | Version | Label (full parameters) | Keys | Libraries |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in view.ordered:
+        keys = "<br>".join(f"{md_cell(title)}: {md_code(key)}" for title, key in row.keys) or (
+            "the paper's output files (sha256-pinned)" if row.kind == "published" else "-"
+        )
+        libraries = ", ".join(f"{name} {version}" for name, version in row.libraries) or "-"
+        lines.append(
+            f"| {md_cell(row.label)} | {md_code(row.ranker)} | {', '.join(row.versions) or '-'} | "
+            f"{md_code(row.full_label)} | {keys} | {md_cell(libraries)} |"
+        )
+    return "\n".join(lines)
+
+
 def ties_table(view: BoardView) -> str:
     lines = [
         "| Ranker | Split | Pairs with ties | Sentences tied | "
@@ -124,8 +155,13 @@ def is_our_markdown(payload: bytes) -> bool:
 def render_markdown(view: BoardView, plot: str = PLOT_NAME) -> str:
     """The Markdown board; ``plot`` is the file name of the plot it links to."""
     coverage, human = human_tables(view) if view.human else ("", "")
+    zero_shot = [r for r in view.ranked if not r.supervised]
+    supervised = [r for r in view.ranked if r.supervised]
     tables = {
-        "ranked": table(view, view.ranked),
+        "zero_shot": table(view, zero_shot) if zero_shot else "",
+        "supervised": table(view, supervised) if supervised else "",
+        "lead": lead_table(view),
+        "rows": rows_table(view),
         "published": table(view, view.published),
         "reference": table(view, view.reference),
         "coverage": coverage,

@@ -124,19 +124,78 @@ def _human(view: BoardView) -> dict[str, Any]:
 
 
 def _configurations(view: BoardView) -> list[dict[str, Any]]:
-    """Each row's ranker, version, parameters and per-split cache key."""
+    """Each row's name, full label, ranker, version, parameters, per-split cache key and
+    library versions."""
     return [
         {
             "label": row.label,
+            "full_label": row.full_label,
             "ranker": row.ranker,
             "reference": row.kind == "reference",
             "published": row.kind == "published",
+            "supervised": row.supervised,
             "params": json.dumps(row.params, sort_keys=True),
             "versions": list(row.versions),
             "cache_keys": [{"split": title, "key": key} for title, key in row.keys],
+            "libraries": [f"{name} {version}" for name, version in row.libraries],
         }
         for row in view.ordered
     ]
+
+
+LEAD_SYMBOLS = {"above": "▲", "below": "▼", "not significant": "=", "undecided": "?"}
+
+
+def _lead_table(view: BoardView) -> dict[str, Any]:
+    """The compact table of every competing row against ``lead``."""
+    columns = [c.header for c in view.columns if c.split is not None]
+    return {
+        "columns": columns,
+        "rows": [
+            {
+                "label": name,
+                "cells": [
+                    {"header": header, "mark": mark, "symbol": LEAD_SYMBOLS.get(mark, "")}
+                    for header, mark in zip(columns, marks, strict=True)
+                ],
+            }
+            for name, marks in view.lead_marks
+        ],
+    }
+
+
+def _heldout(view: BoardView) -> dict[str, Any] | None:
+    """The held-out section: its board's tables and the two difference tables."""
+    if view.heldout is None:
+        return None
+    board = view.heldout.board
+
+    def differences(rows: Any) -> list[dict[str, Any]]:
+        return [
+            {
+                "label": row.label,
+                "cells": [
+                    {
+                        "header": column.header,
+                        "value": None if cell is None else cell[0],
+                        "text": "-" if cell is None else f"{cell[0]:+.4f}",
+                        "ci": "" if cell is None else f"[{cell[1]:+.3f}, {cell[2]:+.3f}]",
+                        "mark": "" if cell is None else cell[3],
+                    }
+                    for column, cell in zip(board.columns, row.cells, strict=True)
+                ],
+            }
+            for row in rows
+        ]
+
+    return {
+        "intro": prose.heldout_intro(view, quote=""),
+        "columns": [column.header for column in board.columns],
+        "rows": [{"label": r.label, "cells": _cells(board, r)} for r in board.ordered],
+        "zero_shot_best": prose.zero_shot_best_text(view, quote=""),
+        "against_lead": differences(view.heldout.against_lead),
+        "against_zero_shot": differences(view.heldout.against_zero_shot),
+    }
 
 
 def index_context(view: BoardView) -> dict[str, Any]:
@@ -150,20 +209,17 @@ def index_context(view: BoardView) -> dict[str, Any]:
         "data": {"repository": source.repository, "commit": source.commit[:10]},
         "alpha": ALPHA,
         "columns": [column.header for column in view.columns],
-        "ranked": [{"label": r.label, "cells": _cells(view, r)} for r in view.ranked],
+        "zero_shot": [{"label": r.label, "cells": _cells(view, r)} for r in view.ranked if not r.supervised],
+        "supervised": [{"label": r.label, "cells": _cells(view, r)} for r in view.ranked if r.supervised],
         "published": [{"label": r.label, "cells": _cells(view, r)} for r in view.published],
         "published_intro": prose.published_intro(view, quote="") if view.published else "",
         "published_notes": list(view.published_notes),
         "reference": [{"label": r.label, "cells": _cells(view, r)} for r in view.reference],
         "significance_rule": prose.significance_rule(view.dataset.shared_documents_text),
-        "lead": [
-            {
-                "column": item.title,
-                "text": prose.lead_summary(item.better, item.compared),
-                "undecided": ", ".join(item.undecided),
-            }
-            for item in view.lead
-        ],
+        "lead": _lead_table(view) if view.lead_marks else None,
+        "lead_text": prose.LEAD_TABLE_TEXT.replace("`", ""),
+        "heldout": _heldout(view),
+        "inputs_sha256": view.inputs_sha256,
         "human": _human(view),
         "ties": _ties(view),
         "ties_text": prose.TIES_TEXT,

@@ -6,7 +6,7 @@ JSON (``sourcesum leaderboard --format json``): ``{"version", "results": [record
 (:func:`sourcesum.board.view.average_records`). A test is given as ``<key>_p_vs_best`` (Holm's
 adjustment of the point p-value) with ``_interval``, ``_decision``, ``_raw``, ``_mc_se``,
 ``_flips`` and ``_exact`` (:func:`sourcesum.board.view.test_record`).
-CSV: one line per row: per split and measure the mean and CI (``<split> <column>``, ``... CI
+CSV: one line per row: its display name and full label, per split and measure the mean and CI (``<split> <column>``, ``... CI
 low``, ``... CI high``), the Avg columns likewise, then every other field of the row's JSON
 records, named ``<split title> <key>`` with nested keys joined by spaces
 (``XSum-PEGASUS map_p_vs_best``, ``XSum-PEGASUS ties AP expected``), and of its Avg record
@@ -40,7 +40,9 @@ def format_table(records: Sequence[dict[str, Any]], columns: Sequence[str]) -> s
 
 def render_json(view: BoardView) -> str:
     payload: dict[str, Any] = {
+        "schema": "sourcesum-leaderboard/1",
         "version": __version__,
+        "inputs_sha256": view.inputs_sha256,
         "results": list(view.records),
         "averages": list(view.average_records),
     }
@@ -100,11 +102,11 @@ def render_csv(view: BoardView) -> str:
     """The CSV board (module docstring)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    header = ["ranker", "reference", "published"]
+    header = ["name", "label", "reference", "published"]
     for column in view.columns:
         header += [column.header, f"{column.header} CI low", f"{column.header} CI high"]
     titles = {name: title for name, title, _ in view.splits}
-    shown = {"ranker", "split", "reference", "published"}
+    shown = {"ranker", "name", "split", "reference", "published"}
     shown |= {k for m in view.measures for k in (m.json_key, f"{m.json_key}_ci")}
     extra: dict[str, dict[str, Any]] = {}  # row label -> column -> value
     extra_columns: dict[str, list[str]] = {name: [] for name, _, _ in view.splits}
@@ -115,7 +117,7 @@ def render_csv(view: BoardView) -> str:
             name = f"{titles[record['split']]} {key}"
             if name not in extra_columns[record["split"]]:
                 extra_columns[record["split"]].append(name)
-            extra.setdefault(record["ranker"], {})[name] = value
+            extra.setdefault(record["name"], {})[name] = value
     average_columns: list[str] = []
     for record in view.average_records:
         for key, value in _flatten(record).items():
@@ -124,11 +126,11 @@ def render_csv(view: BoardView) -> str:
             name = f"Avg {key}"
             if name not in average_columns:
                 average_columns.append(name)
-            extra.setdefault(record["ranker"], {})[name] = value
+            extra.setdefault(record["name"], {})[name] = value
     more = [name for split, _, _ in view.splits for name in extra_columns[split]] + average_columns
     writer.writerow(header + more)
     for row in view.ordered:
-        cells: list[Any] = [row.label, row.kind == "reference", row.kind == "published"]
+        cells: list[Any] = [row.label, row.full_label, row.kind == "reference", row.kind == "published"]
         for cell in row.cells:
             low, high = cell.ci if cell.ci is not None else (float("nan"), float("nan"))
             cells += [repr(cell.value), repr(low), repr(high)]
