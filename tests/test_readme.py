@@ -1,5 +1,6 @@
 """README's Quick start and "Add a ranker" run verbatim (scripts/check_readme.py) and leave the
-tracked tree as it was; the script's own parsing is checked on a small README."""
+tracked tree as it was; the script's own parsing is checked on a small README; the README stays
+short and opens with its two commands."""
 
 from __future__ import annotations
 
@@ -34,6 +35,19 @@ def test_a_table_cut_by_a_blank_line_is_found():
     text = "| a | b |\n|---|---:|\n| 1 | 2 |\n\n| 3 | 4 |\n```\n| in code |\n```\n"
     assert check_readme.broken_tables(text) == [5]
     assert check_readme.broken_tables((PROJECT_ROOT / "README.md").read_text()) == []
+
+
+def test_the_readme_stays_short_and_keeps_its_first_commands():
+    """The README holds what a user needs first (the rest is in docs/); it opens with the two
+    commands that work on a fresh machine."""
+    lines = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 300, f"README.md has {len(lines)} lines: move detail into docs/"
+    assert lines[2:6] == [
+        "```bash",
+        "bash scripts/leaderboard.sh   # set up, then regenerate leaderboard.md from leaderboard.toml + data/scores",
+        "bash scripts/test.sh          # set up, then run the test suite",
+        "```",
+    ]
 
 
 def test_a_failing_command_fails_the_check(tmp_path: Path):
