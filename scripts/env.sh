@@ -12,4 +12,14 @@ if [ -z "${SOURCESUM_PUBLISHED_DIR:-}" ] && [ -d ../shared/sourcesum-published ]
   SOURCESUM_PUBLISHED_DIR="$(cd ../shared/sourcesum-published && pwd)"
   export SOURCESUM_PUBLISHED_DIR
 fi
+# Likewise for the WiCE and QMSum-evidence datasets (folders laid out like ../shared/wice and
+# ../shared/qmsum-evidence; otherwise data/wice, data/qmsum, then the pinned downloads).
+if [ -z "${SOURCESUM_WICE_DIR:-}" ] && [ -d ../shared/wice ]; then
+  SOURCESUM_WICE_DIR="$(cd ../shared/wice && pwd)"
+  export SOURCESUM_WICE_DIR
+fi
+if [ -z "${SOURCESUM_QMSUM_DIR:-}" ] && [ -d ../shared/qmsum-evidence ]; then
+  SOURCESUM_QMSUM_DIR="$(cd ../shared/qmsum-evidence && pwd)"
+  export SOURCESUM_QMSUM_DIR
+fi
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false

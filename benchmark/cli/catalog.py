@@ -90,11 +90,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         return 0
     print("Datasets and splits ('all' = the board splits of sourcesum; a dataset name = its board splits):")
+    every = [s for entry in listed for s in entry["splits"]]
+    name_width = max([20, *(len(s["name"]) for s in every)])
+    title_width = max([24, *(len(s["title"]) for s in every)])
     for entry in listed:
         print(f"  {entry['name']}: {entry['title']}")
         for s in entry["splits"]:
             board = "board" if s["board"] else ""
-            print(f"    {s['name']:<20} {s['pairs']:>5} pairs  {s['title']:<24} {board}")
+            print(f"    {s['name']:<{name_width}} {s['pairs']:>5} pairs  {s['title']:<{title_width}} {board}".rstrip())
     print("Rankers (parameter: type = default, accepted values; * = not in the cache key):")
     for r in rankers:
         print(f"  {r['name']:<16} v{r['version']:<3} {r['description']}")

@@ -172,7 +172,11 @@ class Dataset:
 DATASETS: Registry[type[Dataset]] = Registry("dataset", Dataset, "sourcesum.datasets")
 register_dataset = DATASETS.register
 
-BUILTIN_DATASETS = {"sourcesum": "sourcesum.data.sourcesum:SourceSum"}
+BUILTIN_DATASETS = {
+    "sourcesum": "sourcesum.data.sourcesum:SourceSum",
+    "wice": "sourcesum.data.wice:WiCE",
+    "qmsum": "sourcesum.data.qmsum:QMSumEvidence",
+}
 """Built-in datasets, ``name -> "module:Class"``; add a line here for each new built-in."""
 
 DATASETS.register_lazy(BUILTIN_DATASETS)
