@@ -18,6 +18,13 @@ Protocols (``sourcesum list`` shows them):
 * ``same-corpus``: pairs of a split *outside the board* (e.g. SourceSum's held-out splits) are
   scored after training on every board split of the same corpus. Refused for a board split,
   whose own labels it would train on. Keyed by the sha256 of every board split of the dataset.
+* ``in-domain``: pairs of a split are scored after training on the splits its dataset declares
+  for it (``Dataset.training_splits``, e.g. WiCE's dev split for its test split). Keyed by the
+  sha256 of those splits.
+* ``from-sourcesum``: pairs of another dataset's split are scored after training on every board
+  split of SourceSum (out of domain: no pair or label of the scored dataset is read). Keyed by
+  the sha256 of SourceSum's board splits. (:class:`FromDataset` makes such a protocol for any
+  dataset.)
 * ``kfold``: the split's pairs (all of them, whatever subset is being scored) are cut into
   ``folds`` folds by document (:func:`sourcesum.folds.document_folds` with ``seed``); the pairs
   of each fold are scored after training on the other folds only.
@@ -139,6 +146,63 @@ class SameCorpus(Protocol):
         return [Assignment(training, tuple(names), tuple(pairs))]
 
 
+class InDomain(Protocol):
+    name = "in-domain"
+    description = (
+        "trained on the splits the dataset declares for the scored split (e.g. WiCE dev for WiCE test)"
+    )
+
+    def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
+        ds = dataset_of(split)
+        return [{name: ds.data_sha256(ds.split_spec(name)) for name in self.training_splits(spec, split)}]
+
+    def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
+        ds = dataset_of(split)
+        names = list(ds.training_splits.get(split, ()))
+        if not names:
+            raise RankerError(
+                f"protocol in-domain: dataset {ds.name} declares no training split for {split} "
+                f"(Dataset.training_splits: {ds.training_splits or 'none'})"
+            )
+        return names
+
+    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
+        names = self.training_splits(spec, split.name)
+        training = tuple((s, _all(s)) for s in (load_split(n) for n in names))
+        return [Assignment(training, tuple(names), tuple(pairs))]
+
+
+class FromDataset(Protocol):
+    """Trained on every board split of another dataset (out of domain)."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.name = f"from-{source}"  # type: ignore[misc]
+        self.description = f"trained on every board split of dataset {source} (out of domain)"  # type: ignore[misc]
+
+    def _source(self, split: str) -> Any:
+        from sourcesum.data import dataset
+
+        if dataset_of(split).name == self.source:
+            raise RankerError(
+                f"protocol {self.name}: {split} is a split of {self.source} itself; use cross-corpus, "
+                "same-corpus or kfold there"
+            )
+        return dataset(self.source)
+
+    def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
+        ds = self._source(split)
+        return [{name: ds.data_sha256(ds.split_spec(name)) for name in ds.board_splits()}]
+
+    def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
+        return list(self._source(split).board_splits())
+
+    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
+        names = self.training_splits(spec, split.name)
+        training = tuple((s, _all(s)) for s in (load_split(n) for n in names))
+        return [Assignment(training, tuple(names), tuple(pairs))]
+
+
 class KFold(Protocol):
     name = "kfold"
     description = "folds by document within the split; each fold scored after training on the others"
@@ -163,7 +227,10 @@ class KFold(Protocol):
         return out
 
 
-PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (OwnLabels(), CrossCorpus(), SameCorpus(), KFold())}
+PROTOCOLS: dict[str, Protocol] = {
+    p.name: p
+    for p in (OwnLabels(), CrossCorpus(), SameCorpus(), KFold(), InDomain(), FromDataset("sourcesum"))
+}
 
 
 def protocol(name: str) -> Protocol:

@@ -40,6 +40,10 @@ labels (:mod:`sourcesum.protocols`); the ranker only fits what it is given (:met
   the other folds only.
 - ``same-corpus``: for splits outside the board only (e.g. the held-out splits): a pair is
   scored by a model fitted on the board splits of its own corpus.
+- ``in-domain``: a model fitted on the training splits the scored split's dataset declares
+  (WiCE dev for WiCE test, QMSum train for QMSum test).
+- ``from-sourcesum``: another dataset's pairs scored by a model fitted on SourceSum's four main
+  splits (out of domain).
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ from sourcesum.rankers.base import register
 from sourcesum.rankers.composite import NORMALIZATIONS, BaseRankers, CompositeRanker, normalize
 from sourcesum.rankers.context import ProtocolSpec, TrainingData
 
-PROTOCOLS = ("cross-corpus", "kfold", "same-corpus")
+PROTOCOLS = ("cross-corpus", "kfold", "same-corpus", "in-domain", "from-sourcesum")
 MODELS = ("logistic", "lambdamart")
 FEATURE_GROUPS = ("position", "length")
 C_GRID = (0.01, 0.1, 1.0, 10.0)
@@ -306,7 +310,8 @@ class LearnedRanker(CompositeRanker):
         "protocol": Param(
             str,
             "cross-corpus: fit on the other corpus's main splits; kfold: folds by document within the "
-            "split; same-corpus (splits outside the board): fit on the same corpus's main splits",
+            "split; same-corpus (splits outside the board): fit on the same corpus's main splits; "
+            "in-domain: fit on the dataset's declared training split; from-sourcesum: fit on SourceSum",
             choices=PROTOCOLS,
         ),
         "model": Param(

@@ -210,12 +210,25 @@ def collect_declared(
             declaration.heldout.rows, heldout_splits, store, measures, f"{declaration.path} [heldout]"
         )
         problems += [f"held out: {p}" for p in more]
+    tasks: list[tuple[Dataset, dict[str, Split], list[Row]]] = []
+    for task in declaration.tasks:
+        task_ds = dataset(task.dataset)
+        task_splits = _board_splits(task_ds)
+        task_rows, more = _declared_rows(
+            task.rows, task_splits, store, measures, f"{declaration.path} [[tasks]] {task.dataset}"
+        )
+        problems += [f"{task.dataset}: {p}" for p in more]
+        tasks.append((task_ds, task_splits, task_rows))
     if problems:
         raise IncompleteLeaderboard(
             f"{len(problems)} declared entr{'y is' if len(problems) == 1 else 'ies are'} not complete "
             "and valid; nothing was written:\n  " + "\n  ".join(problems)
         )
     board = finish(ds, splits, published + rows, [], measures, with_stats, resamples)
+    for (task_ds, task_splits, task_rows), task in zip(tasks, declaration.tasks, strict=True):
+        task_board = finish(task_ds, task_splits, task_rows, [], measures, with_stats, resamples)
+        task_board.note = task.note
+        board.tasks.append(task_board)
     if declaration.heldout is not None:
         from sourcesum.board.heldout import heldout_board
 
@@ -227,13 +240,13 @@ def collect_declared(
 def inputs_sha256(board: Leaderboard, declaration: bytes | None = None) -> str:
     """The sha256 of everything a board is computed from: the declaration's bytes (when it has
     one), every split's data checksum, and every row's entries (split, key, sha256 of the
-    scores), held-out rows included. Two boards with the same digest show the same numbers."""
+    scores), held-out and task rows included. Two boards with the same digest show the same numbers."""
     import hashlib
 
     from sourcesum.hashing import sha256_hex
     from sourcesum.store import scores_sha256
 
-    boards = [board] + ([board.heldout] if board.heldout is not None else [])
+    boards = [board, *board.tasks] + ([board.heldout] if board.heldout is not None else [])
     payload = {
         "declaration": hashlib.sha256(declaration).hexdigest() if declaration is not None else None,
         "data": {s.name: s.sha256 for b in boards for s in b.splits},

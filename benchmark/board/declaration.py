@@ -12,6 +12,11 @@ Format (TOML)::
     ranker = "oracle"
     [[published]]                # a published system's outputs (the dataset's published source)
     method = "perplexity"
+    [[tasks]]                    # optional: another dataset's board shown beside this one
+    dataset = "wice"
+    note = "..."                 # optional: one paragraph shown with its table (Markdown)
+    [[tasks.rows]]               # its rows, as [[rows]]; [[tasks.references]] likewise
+    ranker = "bm25"
     [heldout]                    # optional: a held-out test on splits outside the board
     splits = ["xsum_pegasus_heldout", ...]
     [[heldout.rows]]             # its rows, as [[rows]] (declared before any score on them)
@@ -56,6 +61,15 @@ class HeldOut:
 
 
 @dataclass(frozen=True)
+class Task:
+    """Another dataset's board declared beside the main one (a transfer task)."""
+
+    dataset: str
+    rows: tuple[DeclaredRow, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Declaration:
     """A parsed declaration: the dataset whose board it is and its rows in file order
     (published rows first, then ranked and reference rows), and its held-out test if any."""
@@ -64,6 +78,7 @@ class Declaration:
     rows: tuple[DeclaredRow, ...]
     path: Path
     heldout: HeldOut | None = None
+    tasks: tuple[Task, ...] = ()
 
 
 def _ranker_rows(path: Path, table: str, items: Any, reference: bool) -> list[DeclaredRow]:
@@ -114,17 +129,43 @@ def _heldout(path: Path, raw: Any, dataset_name: str) -> HeldOut:
     return HeldOut(tuple(splits), tuple(rows))
 
 
+def _tasks(path: Path, raw: Any, main: str) -> tuple[Task, ...]:
+    if not isinstance(raw, list):
+        raise SourceSumError(f"{path}: [[tasks]] must be an array of tables")
+    out = []
+    for i, item in enumerate(raw):
+        where = f"[[tasks]] #{i + 1}"
+        if not isinstance(item, dict) or set(item) - {"dataset", "note", "rows", "references"}:
+            raise SourceSumError(
+                f"{path}: {where} takes dataset, note, [[tasks.rows]] and [[tasks.references]]"
+            )
+        name = item.get("dataset")
+        if not isinstance(name, str) or name not in DATASETS:
+            raise SourceSumError(f"{path}: {where}: dataset = {name!r} is not a registered dataset")
+        if name == main or name in [t.dataset for t in out]:
+            raise SourceSumError(f"{path}: {where}: dataset {name} already has a board here")
+        note = item.get("note", "")
+        if not isinstance(note, str):
+            raise SourceSumError(f"{path}: {where}: note must be a string")
+        rows = _ranker_rows(path, "tasks.rows", item.get("rows", []), False)
+        rows += _ranker_rows(path, "tasks.references", item.get("references", []), True)
+        if not rows:
+            raise SourceSumError(f"{path}: {where} declares no rows")
+        out.append(Task(name, tuple(rows), note))
+    return tuple(out)
+
+
 def read_declaration(path: Path) -> Declaration:
     """Parse and check ``path`` (module docstring); problems name the file and the table."""
     try:
         raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SourceSumError(f"{path}: cannot read the leaderboard declaration ({exc})") from exc
-    unknown = set(raw) - {"dataset", "rows", "references", "published", "heldout"}
+    unknown = set(raw) - {"dataset", "rows", "references", "published", "heldout", "tasks"}
     if unknown:
         raise SourceSumError(
             f'{path}: unknown table(s) {sorted(unknown)}; use dataset = "name", [[rows]], [[references]], '
-            "[[published]] and [heldout]"
+            "[[published]], [heldout] and [[tasks]]"
         )
     name = raw.get("dataset", "sourcesum")
     if not isinstance(name, str) or name not in DATASETS:
@@ -145,4 +186,5 @@ def read_declaration(path: Path) -> Declaration:
         if names.count(row_name) > 1:
             raise SourceSumError(f"{path}: two rows are named {row_name!r}; names are unique on a board")
     heldout = _heldout(path, raw["heldout"], name) if "heldout" in raw else None
-    return Declaration(name, tuple(declared), Path(path), heldout)
+    tasks = _tasks(path, raw["tasks"], name) if "tasks" in raw else ()
+    return Declaration(name, tuple(declared), Path(path), heldout, tasks)

@@ -98,6 +98,10 @@ class Leaderboard:
     """The command that renders this board again, in words."""
     heldout: Leaderboard | None = None
     """The declared held-out test: a board of its own over the held-out splits."""
+    tasks: list[Leaderboard] = field(default_factory=list)
+    """Other datasets' boards declared beside this one (``[[tasks]]``)."""
+    note: str = ""
+    """A task board's declared note (Markdown)."""
     inputs_sha256: str = ""
     """The sha256 of the board's inputs (:func:`sourcesum.board.collect.inputs_sha256`)."""
     zero_shot_best: dict[tuple[str | None, Measure], str] = field(default_factory=dict)

@@ -133,6 +133,28 @@ class HeldOutView:
     against_zero_shot: tuple[DifferenceRow, ...]
 
 
+@dataclass(frozen=True)
+class TaskView:
+    """Another dataset's board shown beside the main one."""
+
+    name: str
+    title: str
+    note: str
+    board: BoardView
+
+
+@dataclass(frozen=True)
+class TransferView:
+    """How rankers transfer: each zero-shot row present on every board (by full label), its rank
+    by the first measure's Avg on each board, and Spearman's rank correlation of the Avg values
+    between each two boards over those rows."""
+
+    boards: tuple[str, ...]
+    measure: str
+    rows: tuple[tuple[str, tuple[int, ...]], ...]
+    correlations: tuple[tuple[str, str, float], ...]
+
+
 @dataclass
 class BoardView:
     """Everything the outputs show (module docstring)."""
@@ -165,6 +187,8 @@ class BoardView:
     average_records: tuple[dict[str, Any], ...] = field(default=())
     human_records: dict[str, Any] | None = None
     heldout: HeldOutView | None = None
+    tasks: tuple[TaskView, ...] = ()
+    transfer: TransferView | None = None
     lead_marks: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Per competing row (board order): its name and, per split column, its test against
     ``lead``: ``above`` / ``below`` (significant), ``not significant``, ``undecided``, or empty
@@ -550,6 +574,39 @@ def lead_marks(board: Leaderboard) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(out)
 
 
+def transfer_view(board: Leaderboard) -> TransferView | None:
+    """:class:`TransferView` of a board and its tasks (None without tasks)."""
+    if not board.tasks:
+        return None
+    from scipy.stats import spearmanr
+
+    boards = [board, *board.tasks]
+    measure = board.measures[0]
+    common = [
+        r.label
+        for r in board.zero_shot_rows
+        if all(any(t.label == r.label and not t.reference for t in b.zero_shot_rows) for b in boards[1:])
+    ]
+    values = [{r.label: r.average(measure) for r in b.zero_shot_rows if r.label in common} for b in boards]
+    ranks = []
+    for per_board in values:
+        order = sorted(common, key=lambda label: (-per_board[label], label))
+        ranks.append({label: order.index(label) + 1 for label in order})
+    names = {r.label: r.name for r in board.rows}
+    rows = tuple(
+        (names.get(label, label), tuple(rank[label] for rank in ranks))
+        for label in sorted(common, key=lambda label: ranks[0][label])
+    )
+    correlations = []
+    for i in range(len(boards)):
+        for j in range(i + 1, len(boards)):
+            rho = spearmanr([values[i][x] for x in common], [values[j][x] for x in common]).statistic
+            correlations.append((boards[i].dataset.title, boards[j].dataset.title, float(rho)))
+    return TransferView(
+        tuple(b.dataset.title for b in boards), measure.display_name, rows, tuple(correlations)
+    )
+
+
 def heldout_view(board: Leaderboard) -> HeldOutView:
     """The view of a held-out board (:mod:`sourcesum.board.heldout`)."""
     return HeldOutView(
@@ -601,5 +658,7 @@ def build_view(board: Leaderboard) -> BoardView:
         average_records=average_records(board),
         human_records=human_records(board),
         heldout=heldout_view(board.heldout) if board.heldout is not None else None,
+        tasks=tuple(TaskView(t.dataset.name, t.dataset.title, t.note, build_view(t)) for t in board.tasks),
+        transfer=transfer_view(board),
         lead_marks=lead_marks(board),
     )

@@ -97,7 +97,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"  {entry['name']}: {entry['title']}")
         for s in entry["splits"]:
             board = "board" if s["board"] else ""
-            print(f"    {s['name']:<{name_width}} {s['pairs']:>5} pairs  {s['title']:<{title_width}} {board}".rstrip())
+            print(
+                f"    {s['name']:<{name_width}} {s['pairs']:>5} pairs  {s['title']:<{title_width}} {board}".rstrip()
+            )
     print("Rankers (parameter: type = default, accepted values; * = not in the cache key):")
     for r in rankers:
         print(f"  {r['name']:<16} v{r['version']:<3} {r['description']}")

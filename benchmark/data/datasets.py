@@ -85,6 +85,9 @@ class Dataset:
     published_source: ClassVar[str] = ""
     """The source holding published systems' per-sentence outputs (shown as board rows), if
     any (:mod:`sourcesum.published`)."""
+    training_splits: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """For a split, the splits of the same dataset a model may be trained on to score it (the
+    ``in-domain`` protocol), e.g. WiCE's ``wice_test`` -> ``("wice_dev",)``."""
 
     def sources(self) -> dict[str, Source]:
         """The pinned sources, by name (the first is the default source of the splits)."""

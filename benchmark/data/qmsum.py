@@ -379,6 +379,7 @@ class QMSumEvidence(Dataset):
         _split("qmsum_train", "QMSum train", 3548, "train"),
     )
     binary_threshold = BINARY_MIN
+    training_splits = {"qmsum_test": ("qmsum_train",)}
     relevance_text = (
         "graded = the strongest evidence type among the annotated sentences a candidate overlaps "
         "(CES = 2, PES = 1, else 0; NDCG); binary = CES (MAP). Evidence outside the query's "

@@ -143,6 +143,7 @@ class WiCE(Dataset):
         SplitSpec("wice_dev", "WiCE dev", 349, "wice", (DEV_FILE,)),
     )
     binary_threshold = 1
+    training_splits = {"wice_test": ("wice_dev",)}
     relevance_text = (
         "graded = number of WiCE's alternative minimal supporting sets holding the sentence (NDCG, "
         "linear gain, up to 128); binary = in at least one set (MAP). Claims with no supporting "

@@ -73,6 +73,18 @@ def lead_table(view: BoardView) -> str:
     return "\n".join(lines)
 
 
+def transfer_table(view: BoardView) -> str:
+    """Each zero-shot row's rank on each board, then the boards' rank correlations."""
+    transfer = view.transfer
+    assert transfer is not None
+    lines = ["| Ranker | " + " | ".join(f"rank on {b}" for b in transfer.boards) + " |"]
+    lines.append("|---|" + "---:|" * len(transfer.boards))
+    lines += [
+        f"| {md_cell(name)} | " + " | ".join(str(r) for r in ranks) + " |" for name, ranks in transfer.rows
+    ]
+    return "\n".join(lines)
+
+
 def rows_table(view: BoardView) -> str:
     """The details of every row: name, ranker, version, full label, keys, libraries."""
     lines = [
@@ -168,6 +180,10 @@ def render_markdown(view: BoardView, plot: str = PLOT_NAME) -> str:
         "human": human,
         "ties": ties_table(view),
     }
+    for task in view.tasks:
+        tables[f"task:{task.name}"] = table(task.board, task.board.ordered)
+    if view.transfer is not None:
+        tables["transfer"] = transfer_table(view)
     if view.heldout is not None:
         tables["heldout"] = table(view.heldout.board, view.heldout.board.ordered)
         tables["heldout_lead"] = difference_table(view.heldout.board, view.heldout.against_lead)

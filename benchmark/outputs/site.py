@@ -219,6 +219,25 @@ def index_context(view: BoardView) -> dict[str, Any]:
         "lead": _lead_table(view) if view.lead_marks else None,
         "lead_text": prose.LEAD_TABLE_TEXT.replace("`", ""),
         "heldout": _heldout(view),
+        "tasks": [
+            {
+                "id": f"task-{task.name}",
+                "title": task.title,
+                "description": task.board.dataset.description,
+                "note": task.note,
+                "columns": [column.header for column in task.board.columns],
+                "rows": [{"label": r.label, "cells": _cells(task.board, r)} for r in task.board.ordered],
+            }
+            for task in view.tasks
+        ],
+        "transfer": None
+        if view.transfer is None
+        else {
+            "boards": list(view.transfer.boards),
+            "measure": view.transfer.measure,
+            "rows": [{"label": name, "ranks": list(ranks)} for name, ranks in view.transfer.rows],
+            "correlations": [f"{a} vs {b} {rho:.2f}" for a, b, rho in view.transfer.correlations],
+        },
         "inputs_sha256": view.inputs_sha256,
         "human": _human(view),
         "ties": _ties(view),

@@ -1,0 +1,98 @@
+"""Transfer tasks: another dataset's board declared beside the main one ([[tasks]]), the
+transfer summary, and the protocols that train across datasets (from-sourcesum, in-domain),
+on the synthetic datasets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import declaration
+from sourcesum.board import read_declaration
+from sourcesum.configs import Configuration
+from sourcesum.data import dataset, load_split
+from sourcesum.errors import RankerError, SourceSumError
+from sourcesum.protocols import PROTOCOLS, FromDataset, protocol
+
+
+def test_from_dataset_trains_on_the_other_datasets_board_and_refuses_its_own():
+    rule = FromDataset("synthnews")
+    spec = Configuration.of("learned", {"rankers": "bm25,lead"}).protocol
+    assert rule.name == "from-synthnews"
+    assert rule.training_splits(spec, "synth_claims") == list(dataset("synthnews").board_splits())
+    with pytest.raises(RankerError, match="is a split of synthnews itself"):
+        rule.training_splits(spec, "synth_alpha_sys")
+    board = dataset("synthnews").board_splits()
+    assert rule.key_inputs(spec, "synth_claims") == [{n: load_split(n).sha256 for n in board}]
+    split = load_split("synth_claims")
+    [assignment] = rule.assign(spec, split, split.pairs)
+    assert assignment.trained_on == tuple(board) and assignment.pairs == split.pairs
+    assert "from-sourcesum" in PROTOCOLS
+
+
+def test_in_domain_trains_on_the_split_the_dataset_declares(monkeypatch):
+    rule = protocol("in-domain")
+    spec = Configuration.of("learned", {"rankers": "bm25,lead", "protocol": "in-domain"}).protocol
+    with pytest.raises(RankerError, match="declares no training split for synth_alpha_sys"):
+        rule.training_splits(spec, "synth_alpha_sys")
+    news = type(dataset("synthnews"))
+    monkeypatch.setattr(news, "training_splits", {"synth_alpha_sys": ("synth_alpha_sys_all",)})
+    assert rule.training_splits(spec, "synth_alpha_sys") == ["synth_alpha_sys_all"]
+    assert rule.key_inputs(spec, "synth_alpha_sys") == [
+        {"synth_alpha_sys_all": load_split("synth_alpha_sys_all").sha256}
+    ]
+
+
+@pytest.mark.real_data
+def test_the_new_datasets_declare_their_training_splits():
+    assert dataset("wice").training_splits == {"wice_test": ("wice_dev",)}
+    assert dataset("qmsum").training_splits == {"qmsum_test": ("qmsum_train",)}
+
+
+def test_a_task_board_is_shown_with_a_transfer_summary(tmp_path: Path, capsys, scores_dir):
+    from sourcesum.cli import main
+
+    text = declaration(rows=("lead", ("random", "{ seed = 0 }"), "bm25"), references=())
+    text += (
+        '\n[[tasks]]\ndataset = "synthclaims"\nnote = "A note on the claims task."\n'
+        + "".join(f'[[tasks.rows]]\nranker = "{r}"\n\n' for r in ("lead", "bm25"))
+        + '[[tasks.references]]\nranker = "oracle"\n'
+    )
+    path = tmp_path / "board.toml"
+    path.write_text(text, encoding="utf-8")
+    declared = read_declaration(path)
+    assert [(t.dataset, [r.ranker for r in t.rows]) for t in declared.tasks] == [
+        ("synthclaims", ["lead", "bm25", "oracle"])
+    ]
+    argv = ["leaderboard", "--declaration", str(path), "--scores-dir", str(scores_dir)]
+    out = tmp_path / "board.md"
+    assert main(["run", "--ranker", "lead,random,bm25", "--split", "synthnews", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "-o", str(out)]) == 2  # the task's entries are missing, and named
+    assert "synthclaims: lead on synth_claims: missing" in capsys.readouterr().err
+    assert main(["run", "--ranker", "lead,bm25,oracle", "--split", "synth_claims", "--no-progress"]) == 0
+    assert main([*argv, "-o", str(out)]) == 0
+    board = out.read_text(encoding="utf-8")
+    section = board.split("## SynthClaims", 1)[1].split("\n## ", 1)[0]
+    assert "A note on the claims task." in section and "| oracle |" in section and "| bm25 |" in section
+    transfer = board.split("## Transfer across tasks", 1)[1].split("\n## ", 1)[0]
+    assert "SynthNews vs SynthClaims" in transfer
+    rows = [line for line in transfer.splitlines() if line.startswith("| ") and "rank on" not in line]
+    assert sorted(line.split(" | ")[0].strip("| ") for line in rows) == ["bm25", "lead"]  # on both boards
+    site = tmp_path / "site"
+    assert main(["site", *argv[1:], "-o", str(site)]) == 0
+    page = (site / "index.html").read_text(encoding="utf-8")
+    assert 'id="task-synthclaims-rows"' in page and 'id="transfer-table"' in page
+
+
+def test_a_bad_task_table_is_an_error(tmp_path: Path):
+    path = tmp_path / "board.toml"
+    base = declaration(rows=("lead",), references=())
+    for table, message in (
+        ('[[tasks]]\ndataset = "nope"\n[[tasks.rows]]\nranker = "lead"\n', "is not a registered dataset"),
+        ('[[tasks]]\ndataset = "synthnews"\n[[tasks.rows]]\nranker = "lead"\n', "already has a board"),
+        ('[[tasks]]\ndataset = "synthclaims"\n', "declares no rows"),
+    ):
+        path.write_text(base + "\n" + table, encoding="utf-8")
+        with pytest.raises(SourceSumError, match=message):
+            read_declaration(path)
