@@ -146,3 +146,158 @@ def tiny_gpt2(tokenizer, dtype=None, seed: int = 0):
     torch.manual_seed(seed)
     model = GPT2LMHeadModel._from_config(config, attn_implementation="sdpa")
     return model.to(dtype or torch.float32).eval()
+
+
+# -- a float32 llama-cpp-python server of the offline default LM (tests/test_lm_server.py) ---------
+
+
+def write_f32_gguf(path: Path) -> Path:
+    """Write the offline default model (SmolLM2-135M-Instruct) as an all-F32 GGUF at ``path``:
+    the very float32 weights the local engine reads (its verified dequantized safetensors copy,
+    :func:`sourcesum.rankers.lm.models.dequantized_copy`), under the shipped Q4 file's metadata and
+    tokenizer, written with the ``gguf`` package's writer. Tensors are renamed to llama.cpp's names
+    and the query/key projections permuted back to llama.cpp's rotary layout (the inverse of what
+    transformers does on loading a GGUF). Each tensor is checked bit for bit against the Q4 file's
+    own dequantization (:func:`gguf.dequantize`), so the file is that one's weights in float32."""
+    import json
+
+    import gguf
+    import numpy as np
+    from safetensors.numpy import load_file
+    from sourcesum.rankers.lm.models import DEFAULT_LM, WEIGHTS, _gguf_location, dequantized_copy
+
+    folder, filename = _gguf_location(DEFAULT_LM)
+    reader = gguf.GGUFReader(folder / filename)
+    source = dequantized_copy(DEFAULT_LM)
+    config = json.loads((source / "config.json").read_text())
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, config["num_hidden_layers"])
+    state = {
+        names.get_name(k, try_suffixes=(".weight", ".bias")): v
+        for k, v in load_file(source / WEIGHTS).items()
+    }
+
+    def permute(weights, heads: int):  # llama.cpp's convert_hf_to_gguf permutation
+        return (
+            weights.reshape(heads, 2, weights.shape[0] // heads // 2, *weights.shape[1:])
+            .swapaxes(1, 2)
+            .reshape(weights.shape)
+        )
+
+    writer = gguf.GGUFWriter(path, "llama")
+    for field in reader.fields.values():
+        if field.name.startswith("GGUF.") or field.name in (
+            "general.architecture",
+            "general.file_type",
+            "general.quantization_version",
+        ):
+            continue
+        kind = field.types[0]
+        writer.add_key_value(
+            field.name,
+            field.contents(),
+            kind,
+            sub_type=field.types[-1] if kind == gguf.GGUFValueType.ARRAY else None,
+        )
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    if set(state) != {t.name for t in reader.tensors}:
+        raise AssertionError(f"tensors differ: {sorted(set(state) ^ {t.name for t in reader.tensors})}")
+    for tensor in reader.tensors:
+        weights = state[tensor.name].astype(np.float32)
+        if ".attn_q." in tensor.name:
+            weights = permute(weights, config["num_attention_heads"])
+        elif ".attn_k." in tensor.name:
+            weights = permute(weights, config["num_key_value_heads"])
+        reference = gguf.dequantize(tensor.data, tensor.tensor_type).reshape(weights.shape)
+        if not np.array_equal(reference, weights):
+            raise AssertionError(f"{tensor.name}: the dequantized weights differ from the GGUF file's")
+        writer.add_tensor(tensor.name, np.ascontiguousarray(weights))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+FAST_ECHO = r"""
+import builtins, numpy
+import llama_cpp.llama as _llama
+
+TOP = 20
+
+def _sorted(items, *, key=None, reverse=False):
+    # llama-cpp-python sorts the whole vocabulary in Python for every position of an echoed
+    # prompt (sorted(zip(logprobs, range(n_vocab)), reverse=True), 32 ms a token) and keeps the
+    # first `logprobs` entries: the same entries (ties included) from numpy, for logprobs <= TOP.
+    if key is None and reverse and type(items) is zip:
+        try:
+            _, (values, ids) = items.__reduce__()
+            _, (array,), at = values.__reduce__()
+            _, (span,), at_ids = ids.__reduce__()
+        except Exception:
+            return builtins.sorted(items, reverse=True)
+        array = numpy.asarray(array)
+        if at == 0 and at_ids == 0 and array.ndim == 1 and span == range(len(array)) and len(array) > TOP:
+            floor = numpy.partition(array, len(array) - TOP)[len(array) - TOP]
+            chosen = numpy.nonzero(array >= floor)[0]
+            return builtins.sorted(((array[i], int(i)) for i in chosen), reverse=True)
+        return builtins.sorted(zip(array, span), reverse=True)
+    return builtins.sorted(items, key=key, reverse=reverse)
+
+_llama.sorted = _sorted
+import runpy
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+"""The llama-cpp-python server with its per-token sort of the vocabulary done by numpy (see the
+comment): the same responses, byte for byte, as long as requests ask for at most 20 logprobs
+(tests/test_lm_server.py checks one against the unpatched server)."""
+
+
+def start_f32_llama_server(gguf: Path, log: Path, fast_echo: bool = True, timeout: float = 300.0):
+    """llama-cpp-python's server of ``gguf`` on 127.0.0.1 (as ``llm_server.start_llama_server``
+    starts it: one thread, ``--logits_all``), with a float32 KV cache (``--type_k 0 --type_v 0``;
+    llama.cpp's default float16 cache moves prompt log-probs by up to 5e-3) and, with
+    ``fast_echo``, :data:`FAST_ECHO`'s sort. Returns an ``llm_server.Server``."""
+    import os
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from llm_server import MODEL_ALIAS, Server, free_port
+
+    port = free_port()
+    launcher = ["-c", FAST_ECHO] if fast_echo else ["-m", "llama_cpp.server"]
+    command = [sys.executable, *launcher, "--model", str(gguf), "--model_alias", MODEL_ALIAS]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_threads_batch", "1"]
+    command += [
+        "--logits_all",
+        "true",
+        "--n_ctx",
+        "2048",
+        "--type_k",
+        "0",
+        "--type_v",
+        "0",
+        "--verbose",
+        "false",
+    ]
+    start = time.monotonic()
+    handle = open(log, "wb")
+    process = subprocess.Popen(
+        command, stdout=handle, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+    base_url = f"http://127.0.0.1:{port}/v1"
+    while time.monotonic() - start < timeout:
+        if process.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
+                if response.status == 200:
+                    return Server(process, base_url, log, time.monotonic() - start)
+        except OSError:
+            time.sleep(0.5)
+    process.kill()
+    process.wait()
+    raise RuntimeError(
+        f"llama-cpp-python server did not start (exit {process.returncode}): {log.read_text()[-2000:]}"
+    )

@@ -132,7 +132,7 @@ def _heldout(path: Path, raw: Any, dataset_name: str) -> HeldOut:
 def _tasks(path: Path, raw: Any, main: str) -> tuple[Task, ...]:
     if not isinstance(raw, list):
         raise SourceSumError(f"{path}: [[tasks]] must be an array of tables")
-    out = []
+    out: list[Task] = []
     for i, item in enumerate(raw):
         where = f"[[tasks]] #{i + 1}"
         if not isinstance(item, dict) or set(item) - {"dataset", "note", "rows", "references"}:

@@ -74,6 +74,7 @@ class AttentionRanker(LMRanker):
     are reproduced within 1e-6 (a test)."""
     version = "1"
     eager_attention = True
+    server_refusal = "OpenAI-compatible servers return no attention weights; use backend=local"
 
     param_specs = {
         **LMRanker.param_specs,

@@ -236,6 +236,7 @@ class AttributionRanker(LMRanker):
     version = "1"
     default_batch_size = 4
     linears_only = False  # its bfloat16 figures (README) are for the whole model in bfloat16
+    server_refusal = "OpenAI-compatible servers return no gradients; use backend=local"
 
     param_specs = {
         **LMRanker.param_specs,

@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from sourcesum import paths
 from sourcesum.data import Pair
+from sourcesum.errors import ParameterError, RankerError
 from sourcesum.params import Param, signature_params
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, Context, check_length
 from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm, resolve_dtype_name, weights_identity
+
+if TYPE_CHECKING:
+    from sourcesum.rankers.llm.backends.server_requests import RequestCounters
+    from sourcesum.rankers.lm.server import Continuation, ServerLM
+
+BACKENDS = ("local", "openai")
+PROMPT_FORMATS = ("tokens", "text")
+LOGPROBS_APIS = ("echo", "prompt_logprobs")
+UNKEYED_DEFAULTS: dict[str, Any] = {"backend": "local", "prompt_format": "tokens", "tokenizer": None}
+"""The keyed server parameters, left out of the canonical parameters (hence of keys and labels)
+at these values, their defaults: the entries computed before they existed keep their keys."""
+
+ServerPlan = tuple[list["Continuation"], Callable[[Sequence[float]], list[Sequence[float]]]]
+"""What a document's scores need from a server: the log-likelihoods (continuations), and how
+their mean NLLs (in that order) become the pairs' scores."""
 
 
 class LMRanker(Ranker):
@@ -24,19 +42,73 @@ class LMRanker(Ranker):
     ``dtype`` is not, since it changes the scores: ``auto`` is resolved when the ranker is made
     (:func:`~sourcesum.rankers.lm.models.resolve_dtype_name`), so the key and label hold the
     precision actually used, never ``auto``.
+
+    ``backend=openai`` computes the same log-likelihoods on an OpenAI-compatible server
+    (:mod:`sourcesum.rankers.lm.server`; rankers with an empty :attr:`server_refusal` only):
+    ``model`` is then the server's model name, ``base_url`` its address, ``tokenizer`` the local
+    tokenizer that makes the token ids (default: ``model``'s), ``prompt_format`` whether ids or
+    their text are sent, ``logprobs_api`` how the prompt's log-probabilities are asked for, and
+    ``api_key_env``, ``concurrency``, ``max_retries``, ``timeout``, ``backoff`` as for
+    ``llm_judge``. ``backend``, ``prompt_format`` and ``tokenizer`` are keyed, but left out of the
+    canonical parameters at their defaults (:attr:`unkeyed_defaults`); the others, ``base_url``
+    included (the shards of a split may run on several servers and merge into one entry), are
+    runtime parameters. ``dtype`` under ``backend=openai`` names the precision the server was
+    started with (not checked; ``auto`` kept as is).
     """
 
     label_params = ("model",)
-    runtime_params = ("device", "batch_size")
+    runtime_params = (
+        "device",
+        "batch_size",
+        "base_url",
+        "logprobs_api",
+        "api_key_env",
+        "concurrency",
+        "max_retries",
+        "timeout",
+        "backoff",
+    )
     libraries = ("torch", "transformers", "gguf")
     param_specs = {
-        "model": Param(str, "Hugging Face causal or seq2seq LM name or path"),
+        "model": Param(
+            str, "Hugging Face causal or seq2seq LM name or path (openai: the server's model name)"
+        ),
         "device": Param(str, "where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")),
         "dtype": Param(
             str, "weights and activations precision", choices=("float32", "bfloat16", "float16", "auto")
         ),
         "batch_size": Param(int, "sequences per forward pass (not in the cache key)", min=1),
         "template": Param(str, "causal LMs: prompt with {document} and {summary}", multiline=True),
+        "backend": Param(
+            str,
+            "local (in-process) or openai (an OpenAI-compatible server's /completions: vLLM, llama-cpp-python)",
+            choices=BACKENDS,
+        ),
+        "base_url": Param(
+            str,
+            "openai: the server's base URL, e.g. http://127.0.0.1:8000/v1 (not in the cache key)",
+            optional=True,
+        ),
+        "prompt_format": Param(
+            str,
+            "openai: send the local engine's token ids (tokens) or their text (text: servers that take no ids)",
+            choices=PROMPT_FORMATS,
+        ),
+        "tokenizer": Param(
+            str,
+            "openai: the local tokenizer that makes the token ids (name or path; default: model)",
+            optional=True,
+        ),
+        "logprobs_api": Param(
+            str,
+            "openai: echo=true with logprobs, or vLLM's prompt_logprobs (not in the cache key)",
+            choices=LOGPROBS_APIS,
+        ),
+        "api_key_env": Param(str, "openai: environment variable holding the API key"),
+        "concurrency": Param(int, "openai: requests in flight (not in the cache key)", min=1),
+        "max_retries": Param(int, "openai: retries per request on 429/5xx/timeouts/malformed", min=0),
+        "timeout": Param(float, "openai: seconds per request", min=0.001),
+        "backoff": Param(float, "openai: base of the exponential backoff, seconds", min=0.0),
     }
     eager_attention: ClassVar[bool] = False
     linears_only: ClassVar[bool] = True
@@ -46,6 +118,13 @@ class LMRanker(Ranker):
     verify_sample = 8  # `sourcesum verify` recomputes this many pairs per entry by default
     default_batch_size: ClassVar[int] = 8
     uses_template: ClassVar[bool] = True
+    server_refusal: ClassVar[str] = (
+        "it reads the model's internals, which a server's completions do not return"
+    )
+    """Why ``backend=openai`` is refused (empty: it is supported; see :meth:`server_problem`)."""
+    unkeyed_defaults: ClassVar[Mapping[str, Any]] = UNKEYED_DEFAULTS
+    """Parameters left out of :meth:`get_params` (so of the key and the label) when they have
+    these values: added after entries were committed, which keep their keys."""
 
     def __init__(
         self,
@@ -54,19 +133,73 @@ class LMRanker(Ranker):
         device: str = "auto",
         dtype: str = "float32",
         batch_size: int | None = None,
+        backend: str = "local",
+        base_url: str | None = None,
+        prompt_format: str = "tokens",
+        tokenizer: str | None = None,
+        logprobs_api: str = "echo",
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 4,
+        max_retries: int = 6,
+        timeout: float = 60.0,
+        backoff: float = 1.0,
     ):
         if not self.uses_template and template != DEFAULT_TEMPLATE:
             raise ValueError(f"{self.name} takes no template")
         self.model, self.device = model, device
         self.batch_size = int(batch_size) if batch_size is not None else self.default_batch_size
-        self.dtype = resolve_dtype_name(dtype, device)
+        self.backend, self.base_url, self.prompt_format = backend, base_url, prompt_format
+        self.tokenizer, self.logprobs_api, self.api_key_env = tokenizer, logprobs_api, api_key_env
+        self.concurrency, self.max_retries, self.timeout, self.backoff = (
+            concurrency,
+            max_retries,
+            timeout,
+            backoff,
+        )
+        # the key holds the precision actually used, never "auto" (servers choose their own)
+        self.dtype = resolve_dtype_name(dtype, device) if backend == "local" else dtype
         if self.uses_template:
             self.template = template
+        if backend == "openai":
+            refusal = type(self).server_problem(vars(self))
+            if refusal:
+                raise ParameterError(f"ranker {self.name} cannot use backend=openai: {refusal}")
+            if not base_url:
+                raise ParameterError(
+                    f"{self.name} backend=openai needs base_url (e.g. http://127.0.0.1:8000/v1)"
+                )
+        self._store_root: Path | None = None
+        self._server: ServerLM | None = None
+        self._counters: RequestCounters | None = None
+
+    @classmethod
+    def server_problem(cls, params: Mapping[str, Any]) -> str:
+        """Why these parameters cannot run on a server (empty: they can): :attr:`server_refusal`."""
+        return cls.server_refusal
 
     @classmethod
     def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
-        """``dtype=auto`` resolved for the ``device`` it would run on (never keyed as auto)."""
-        return {**params, "dtype": resolve_dtype_name(params["dtype"], runtime.get("device", "auto"))}
+        """``dtype=auto`` resolved for the ``device`` it would run on (never keyed as auto);
+        ``backend=local`` refuses the server's keyed parameters off their defaults;
+        ``backend=openai`` refuses what a server cannot compute, keeps ``dtype`` as given and
+        writes ``tokenizer`` equal to ``model`` as none; then :attr:`unkeyed_defaults` at their
+        defaults are left out."""
+        out = dict(params)
+        if out.get("backend", "local") == "local":
+            for name in ("prompt_format", "tokenizer"):
+                if out.get(name, UNKEYED_DEFAULTS[name]) != UNKEYED_DEFAULTS[name]:
+                    raise ParameterError(f"parameter {cls.name}.{name} is for backend=openai only")
+            out["dtype"] = resolve_dtype_name(params["dtype"], runtime.get("device", "auto"))
+        else:
+            refusal = cls.server_problem(params)
+            if refusal:
+                raise ParameterError(f"ranker {cls.name} cannot use backend=openai: {refusal}")
+            if out.get("tokenizer") == out["model"]:
+                out["tokenizer"] = None
+        for name, default in cls.unkeyed_defaults.items():
+            if out.get(name, default) == default:
+                out.pop(name, None)
+        return out
 
     @classmethod
     def parameters(cls) -> dict[str, tuple[Param, Any]]:
@@ -78,6 +211,8 @@ class LMRanker(Ranker):
         return {"model": common.pop("model"), **signature_params(cls, cls.param_specs), **common}
 
     def lm(self) -> LoadedLM:
+        if self.backend != "local":
+            raise RankerError(f"{self.label}: backend={self.backend} loads no local model")
         return load_lm(
             self.model,
             self.device,
@@ -90,9 +225,66 @@ class LMRanker(Ranker):
         """The identity of the weights ``model`` loads, without loading them
         (:func:`~sourcesum.rankers.lm.models.weights_identity`): for the offline default, the
         package version and the GGUF file's sha256 (the dequantized cache is verified against
-        them on load)."""
+        them on load). ``backend=openai``: the model id the server reports, marked unverified
+        (as ``llm_judge`` records it; nothing when it reports none), and the identity of the
+        files the local ``tokenizer`` is read from."""
+        if self.backend == "openai":
+            out: dict[str, str] = {}
+            ids = self.server().requests.server_models()
+            if ids:
+                out["server_model"] = f"{', '.join(ids)} (reported by the server, unverified)"
+            out["tokenizer"] = weights_identity(self.tokenizer or self.model)["weights"]
+            return out
         return weights_identity(self.model)
 
+    # -- backend=openai -----------------------------------------------------------------------------
+    def use_workspace(self, folder: Path) -> None:
+        """``backend=openai``: server responses are cached under ``folder / <name> / requests``."""
+        if folder != self._store_root:
+            self._store_root, self._server = Path(folder), None
+
+    def server(self) -> ServerLM:
+        """The server backend (``backend=openai``), made on first use."""
+        if self._server is None:
+            from sourcesum.rankers.llm.backends.server_requests import RequestCounters
+            from sourcesum.rankers.lm.server import ServerLM
+
+            if self._counters is None:
+                self._counters = RequestCounters()
+            root = self._store_root or paths.user_scores_dir()
+            self._server = ServerLM(
+                self.name,
+                self.base_url or "",
+                self.model,
+                self.tokenizer or self.model,
+                self.prompt_format,
+                self.logprobs_api,
+                self.api_key_env,
+                self.concurrency,
+                self.max_retries,
+                self.timeout,
+                self.backoff,
+                root / self.name / "requests",
+                self._counters,
+            )
+        return self._server
+
+    def report(self) -> dict[str, Any]:
+        """``backend=openai``: the requests since the last call (``requests``, ``cache_hits``,
+        ``retries_<cause>``, ``prompt_tokens``, ``loglikelihoods``, ...); the counters restart.
+        ``backend=local``: nothing."""
+        if self._counters is None:
+            return {}
+        out = self._counters.report()
+        self._counters.reset()
+        return out
+
+    def server_plan(self, pairs: Sequence[Pair]) -> ServerPlan:
+        """The log-likelihoods the scores of ``pairs`` (one document) need, and how their mean
+        NLLs become the scores (``backend=openai``)."""
+        raise NotImplementedError
+
+    # -- scoring ------------------------------------------------------------------------------------
     def check_fits(self, context: Context, pairs: Sequence[Pair], extra: int) -> None:
         """Error naming the pair when context + ``extra`` tokens exceed the model's window."""
         config = self.lm().model.config
@@ -108,17 +300,38 @@ class LMRanker(Ranker):
         Pairs with the same document (same ``document_key`` and sentences; the runner hands
         over whole document groups, possibly from several splits) go to one
         :meth:`score_document` call, and a summary repeated on a document is computed once.
-        Nothing is kept between calls.
+        Nothing is kept between calls. ``backend=openai``: every document's
+        :meth:`server_plan`, then all their requests at once.
         """
         groups: dict[tuple[str, tuple[str, ...]], list[Pair]] = {}
         for pair in pairs:
             groups.setdefault((pair.document_key, pair.sentences), []).append(pair)
         by_summary: dict[tuple[str, tuple[str, ...], str], Sequence[float]] = {}
+        if self.backend == "openai":
+            self._score_on_server(groups, by_summary)
+            return [by_summary[(p.document_key, p.sentences, p.summary)] for p in pairs]
         for key, members in groups.items():
             unique = list({p.summary: p for p in members}.values())
             for pair, scores in zip(unique, self.score_document(unique), strict=True):
                 by_summary[(*key, pair.summary)] = scores
         return [by_summary[(p.document_key, p.sentences, p.summary)] for p in pairs]
+
+    def _score_on_server(
+        self,
+        groups: Mapping[tuple[str, tuple[str, ...]], list[Pair]],
+        by_summary: dict[tuple[str, tuple[str, ...], str], Sequence[float]],
+    ) -> None:
+        plans = []
+        for key, members in groups.items():
+            unique = list({p.summary: p for p in members}.values())
+            plans.append((key, unique, self.server_plan(unique)))
+        nll = self.server().mean_nll([item for _, _, (items, _) in plans for item in items])
+        at = 0
+        for key, unique, (items, finish) in plans:
+            scores = finish(nll[at : at + len(items)])
+            at += len(items)
+            for pair, values in zip(unique, scores, strict=True):
+                by_summary[(*key, pair.summary)] = values
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         """Scores for pairs that share one document (same sentences, different summaries)."""

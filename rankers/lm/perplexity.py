@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from sourcesum.data import Pair
 from sourcesum.params import Param
 from sourcesum.rankers.base import register
-from sourcesum.rankers.lm.base import LMRanker
+from sourcesum.rankers.lm.base import LMRanker, ServerPlan
 from sourcesum.rankers.lm.inputs import (
     causal_context,
     causal_summary,
@@ -29,7 +29,9 @@ class PerplexityGainRanker(LMRanker):
     ``exp(loss_-i) - exp(loss)`` (the paper's difference of perplexities); ``ablation="mask"``
     hides sentence i from attention instead of deleting it (the paper's choice). Seq2seq: the
     document is the encoder input, the summary the decoder target. Causal: ``template`` holds
-    the document, then the summary; the loss covers summary tokens only.
+    the document, then the summary; the loss covers summary tokens only. ``backend=openai``:
+    the same losses from a server (:mod:`sourcesum.rankers.lm.server`), causal models and
+    ``ablation=delete`` only.
     """
 
     name = "perplexity_gain"
@@ -37,6 +39,7 @@ class PerplexityGainRanker(LMRanker):
     """Leave-one-out variants are batched and float32 sums differ in their last bits with the row
     layout: the committed float32 scores are reproduced within 5e-6 (a test)."""
     version = "1"
+    server_refusal = ""
 
     param_specs = {
         **LMRanker.param_specs,
@@ -74,7 +77,41 @@ class PerplexityGainRanker(LMRanker):
         return causal_ablation_nll(lm.model, context, summaries, self.ablation, self.batch_size)
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
-        losses = self.losses(pairs)
+        return self.gains(self.losses(pairs))
+
+    def gains(self, losses: np.ndarray) -> list[Sequence[float]]:
+        """Per pair, each sentence's gain from the ``(n_pairs, n_sentences + 1)`` losses."""
         if self.gain == "perplexity":
             losses = np.exp(losses)
         return [(row[1:] - row[0]).tolist() for row in losses]
+
+    @classmethod
+    def server_problem(cls, params: Mapping[str, Any]) -> str:
+        if params.get("ablation") == "mask":
+            return "ablation=mask hides the sentence from attention, which a server's completions cannot do; use ablation=delete"
+        return ""
+
+    def server_plan(self, pairs: Sequence[Pair]) -> ServerPlan:
+        """Each summary after each variant of the document (whole, then without sentence
+        ``i``): the ids and texts :func:`~sourcesum.rankers.lm.server.causal_variants` makes."""
+        from sourcesum.rankers.lm.server import Continuation, causal_variants, spaced
+
+        tokenizer = self.server().tokenizer
+        variants = causal_variants(tokenizer, pairs[0].sentences, self.template)
+        summaries = [spaced(tokenizer, p.summary) for p in pairs]
+        items = [
+            Continuation(
+                ids,
+                summary,
+                text,
+                summary_text,
+                f"pair {pair.id}: the summary after the document" + (f" without sentence {v}" if v else ""),
+            )
+            for v, (ids, text) in enumerate(variants)
+            for pair, (summary, summary_text) in zip(pairs, summaries, strict=True)
+        ]
+
+        def finish(nll: Sequence[float]) -> list[Sequence[float]]:
+            return self.gains(np.asarray(nll, dtype=float).reshape(len(variants), len(pairs)).T)
+
+        return items, finish

@@ -9,7 +9,7 @@ from sourcesum.data import Pair
 from sourcesum.errors import SourceSumError
 from sourcesum.params import Param
 from sourcesum.rankers.base import register
-from sourcesum.rankers.lm.base import LMRanker
+from sourcesum.rankers.lm.base import LMRanker, ServerPlan
 from sourcesum.rankers.lm.inputs import causal_summary, start_tokens
 
 if TYPE_CHECKING:
@@ -28,7 +28,8 @@ class PMIRanker(LMRanker):
     token (BOS, else EOS) and a conditioning text is followed by a space; every token of the
     scored text counts (the paper's unconditional term skipped the first token). Work shared
     within a document: the conditioning text's cache serves all continuations, and each
-    unconditional term is computed once.
+    unconditional term is computed once. ``backend=openai``: the same log-likelihoods from a
+    server (:mod:`sourcesum.rankers.lm.server`).
     """
 
     name = "pmi"
@@ -38,6 +39,7 @@ class PMIRanker(LMRanker):
     version = "1"
     default_batch_size = 16
     uses_template = False
+    server_refusal = ""
 
     param_specs = {
         **LMRanker.param_specs,
@@ -68,6 +70,53 @@ class PMIRanker(LMRanker):
         nll = continuation_nll(lm.model, self._start, distinct, self.batch_size)
         values = dict(zip(distinct, nll.tolist(), strict=True))
         return [values[t] for t in texts]
+
+    def server_plan(self, pairs: Sequence[Pair]) -> ServerPlan:
+        """The scored texts after the start token alone, then after the start token and each
+        conditioning text (the ids and texts the local engine reads)."""
+        from sourcesum.rankers.lm.server import Continuation, spaced, start_text
+
+        tokenizer = self.server().tokenizer
+        start, start_string = start_tokens(tokenizer), start_text(tokenizer)
+        sentences = [spaced(tokenizer, s) for s in pairs[0].sentences]
+        summaries = [spaced(tokenizer, p.summary) for p in pairs]
+        forward = self.direction == "sentence|summary"
+        scored, given = (sentences, summaries) if forward else (summaries, sentences)
+        scored_names = (
+            [f"sentence {i + 1}" for i in range(len(sentences))]
+            if forward
+            else [f"the summary of pair {p.id}" for p in pairs]
+        )
+        given_names = (
+            [f"the summary of pair {p.id}" for p in pairs]
+            if forward
+            else [f"sentence {i + 1}" for i in range(len(sentences))]
+        )
+        where = f"pair {pairs[0].id}" if forward else f"the document of pair {pairs[0].id}"
+        items = [
+            Continuation(start, ids, start_string, text, f"{where}: {name} alone")
+            for (ids, text), name in zip(scored, scored_names, strict=True)
+        ]
+        for (given_ids, given_text), given_name in zip(given, given_names, strict=True):
+            items += [
+                Continuation(
+                    start + given_ids,
+                    ids,
+                    start_string + given_text,
+                    text,
+                    f"{where}: {name} after {given_name}",
+                )
+                for (ids, text), name in zip(scored, scored_names, strict=True)
+            ]
+
+        def finish(nll: Sequence[float]) -> list[Sequence[float]]:
+            base, n = list(nll[: len(scored)]), len(scored)
+            table = [list(nll[n * (g + 1) : n * (g + 2)]) for g in range(len(given))]
+            if forward:  # table[summary][sentence]
+                return [[float(b - c) for b, c in zip(base, row, strict=True)] for row in table]
+            return [[float(base[j] - table[i][j]) for i in range(len(sentences))] for j in range(len(pairs))]
+
+        return items, finish
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         from sourcesum.rankers.lm.engine import continuation_nll, run_context  # loads torch
