@@ -300,8 +300,8 @@ class LearnedRanker(CompositeRanker):
         "base ranker's per-pair normalised score, sentence position and length; hyper-parameters are "
         "chosen by cross-validation inside the training pairs (`sourcesum explain learned` prints "
         "the fitted weights). The paper's published outputs are never features. The configurations "
-        "were chosen with results on these splits in view: `docs/learned-selection.md` lists every "
-        "configuration evaluated on them, in order; the Held-out test section reports them on pairs "
+        "were chosen with results on these splits in view: `docs/learned-selection.md` lists, in order, "
+        "the configurations evaluated on them before each row was declared; the Held-out test section reports them on pairs "
         "on which nothing was chosen."
     )
     libraries = ("scikit-learn", "lightgbm")

@@ -1,13 +1,12 @@
 """The generated part of the `learned` selection log (docs/learned-selection.md, below its
-marker line; the hand-written history above the marker, every configuration run on the
-evaluation splits in order, is kept as it is). Prints and writes (``-o``) Markdown: for the
+marker line; the hand-written history above the marker is kept as it is). Prints and writes (``-o``) Markdown: for the
 frozen configuration's two cross-corpus models, the training splits and pairs, every
 (C, l1_ratio) of the inner CV with its pooled nDCG, AP and objective, the one chosen, and the
 fitted weights; then seven alternatives evaluated on the four evaluation splits (kfold inside
 each split; the fusions unsupervised) with their seconds (each row is also printed on stderr as
 it lands).
 
-- **Frozen configuration** (declared before its scores were computed, commit "Freeze the
+- **Frozen configuration** (declared before its entries were committed, commit "Freeze the
   learned configuration"; its recipe comes from a probe run earlier on the evaluation splits,
   see the history): ``learned(rankers=FROZEN_BASES, protocol=cross-corpus, model=logistic,
   normalization=zscore, features=position,length)``, 11 of the 14 rankers with committed entries
