@@ -263,7 +263,7 @@ def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
     pairs, and, for perplexity_gain, from one forward pass per leave-one-out variant; batching
     the variants (rankers/lm/engine.py) changes float32 rounding, so perplexity_gain's scores
     differ from the committed ones by float32 noise (1.3e-6 measured here; the four-split
-    comparison is in README's LM speed section); pmi and attention are held to 1e-6."""
+    comparison is on docs/performance.md); pmi and attention are held to 1e-6."""
     splits = [load_split(s) for s in dataset("sourcesum").board_splits()]
     ids = _first_document_ids(splits)
     runs = run_splits(

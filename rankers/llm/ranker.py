@@ -10,7 +10,7 @@ scores ``n``, the next ``n - 1``, ...; sentences never named score 0 (tied, coun
 naming no sentence gives every sentence 0 (a counted fallback).
 
 Pinned default: ``mode=pointwise, template=v2, scale=0-9, model=SmolLM2-135M-Instruct``
-(local, chat template). See the README's ``llm_judge`` section for why.
+(local, chat template). See docs/rankers/llm-judge.md for why.
 """
 
 from __future__ import annotations

@@ -235,7 +235,7 @@ class AttributionRanker(LMRanker):
     1.1e-3 with the batch layout, a relative 5e-5."""
     version = "1"
     default_batch_size = 4
-    linears_only = False  # its bfloat16 figures (README) are for the whole model in bfloat16
+    linears_only = False  # its bfloat16 figures (docs/performance.md) are for the whole model in bfloat16
     server_refusal = "OpenAI-compatible servers return no gradients; use backend=local"
 
     param_specs = {
