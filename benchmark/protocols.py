@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from sourcesum.data import Pair, Split, dataset_of, load_split, split_spec
+from sourcesum.data import Dataset, Pair, Split, dataset_of, load_split, split_spec
 from sourcesum.errors import RankerError, UnknownNameError
 from sourcesum.folds import document_folds
 from sourcesum.rankers.context import ProtocolSpec
@@ -89,13 +89,28 @@ class OwnLabels(Protocol):
         return [Assignment(((split, _all(split)),), (split.name,), tuple(pairs))]
 
 
-class CrossCorpus(Protocol):
-    name = "cross-corpus"
-    description = "trained on the board splits of the dataset's other corpora"
+class TrainOnSplits(Protocol):
+    """Every pending pair scored after training on all pairs of :meth:`training_splits`; keyed
+    by the sha256 of :meth:`keyed_splits` (default: every board split of the scored split's
+    dataset)."""
+
+    def keyed_splits(self, spec: ProtocolSpec, split: str) -> tuple[Dataset, list[str]]:
+        ds = dataset_of(split)
+        return ds, ds.board_splits()
 
     def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
-        ds = dataset_of(split)
-        return [{name: ds.data_sha256(ds.split_spec(name)) for name in ds.board_splits()}]
+        ds, names = self.keyed_splits(spec, split)
+        return [{name: ds.data_sha256(ds.split_spec(name)) for name in names}]
+
+    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
+        names = self.training_splits(spec, split.name)
+        training = tuple((s, _all(s)) for s in (load_split(n) for n in names))
+        return [Assignment(training, tuple(names), tuple(pairs))]
+
+
+class CrossCorpus(TrainOnSplits):
+    name = "cross-corpus"
+    description = "trained on the board splits of the dataset's other corpora"
 
     def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
         corpus = split_spec(split).corpus
@@ -108,21 +123,12 @@ class CrossCorpus(Protocol):
             )
         return names
 
-    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
-        names = self.training_splits(spec, split.name)
-        training = tuple((s, _all(s)) for s in (load_split(n) for n in names))
-        return [Assignment(training, tuple(names), tuple(pairs))]
 
-
-class SameCorpus(Protocol):
+class SameCorpus(TrainOnSplits):
     name = "same-corpus"
     description = (
         "trained on the board splits of the scored split's own corpus (splits outside the board only)"
     )
-
-    def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
-        ds = dataset_of(split)
-        return [{name: ds.data_sha256(ds.split_spec(name)) for name in ds.board_splits()}]
 
     def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
         ds = dataset_of(split)
@@ -140,21 +146,15 @@ class SameCorpus(Protocol):
             )
         return names
 
-    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
-        names = self.training_splits(spec, split.name)
-        training = tuple((s, _all(s)) for s in (load_split(n) for n in names))
-        return [Assignment(training, tuple(names), tuple(pairs))]
 
-
-class InDomain(Protocol):
+class InDomain(TrainOnSplits):
     name = "in-domain"
     description = (
         "trained on the splits the dataset declares for the scored split (e.g. WiCE dev for WiCE test)"
     )
 
-    def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
-        ds = dataset_of(split)
-        return [{name: ds.data_sha256(ds.split_spec(name)) for name in self.training_splits(spec, split)}]
+    def keyed_splits(self, spec: ProtocolSpec, split: str) -> tuple[Dataset, list[str]]:
+        return dataset_of(split), self.training_splits(spec, split)
 
     def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
         ds = dataset_of(split)
@@ -166,13 +166,8 @@ class InDomain(Protocol):
             )
         return names
 
-    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
-        names = self.training_splits(spec, split.name)
-        training = tuple((s, _all(s)) for s in (load_split(n) for n in names))
-        return [Assignment(training, tuple(names), tuple(pairs))]
 
-
-class FromDataset(Protocol):
+class FromDataset(TrainOnSplits):
     """Trained on every board split of another dataset (out of domain)."""
 
     def __init__(self, source: str):
@@ -180,7 +175,7 @@ class FromDataset(Protocol):
         self.name = f"from-{source}"  # type: ignore[misc]
         self.description = f"trained on every board split of dataset {source} (out of domain)"  # type: ignore[misc]
 
-    def _source(self, split: str) -> Any:
+    def _source(self, split: str) -> Dataset:
         from sourcesum.data import dataset
 
         if dataset_of(split).name == self.source:
@@ -190,17 +185,12 @@ class FromDataset(Protocol):
             )
         return dataset(self.source)
 
-    def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
+    def keyed_splits(self, spec: ProtocolSpec, split: str) -> tuple[Dataset, list[str]]:
         ds = self._source(split)
-        return [{name: ds.data_sha256(ds.split_spec(name)) for name in ds.board_splits()}]
+        return ds, ds.board_splits()
 
     def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
         return list(self._source(split).board_splits())
-
-    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
-        names = self.training_splits(spec, split.name)
-        training = tuple((s, _all(s)) for s in (load_split(n) for n in names))
-        return [Assignment(training, tuple(names), tuple(pairs))]
 
 
 class KFold(Protocol):
