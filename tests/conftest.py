@@ -54,12 +54,9 @@ def real_data_missing() -> str | None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("real_data") is None:
         return
-    missing = real_data_missing()
-    if missing is None:
-        return
-    if os.environ.get("SOURCESUM_REQUIRE_DATA") == "1":
-        pytest.fail(f"real_data test without data: {missing}")
-    pytest.skip(missing)
+    from helpers import skip_or_fail_without
+
+    skip_or_fail_without(real_data_missing())
 
 
 @pytest.fixture

@@ -301,3 +301,28 @@ def start_f32_llama_server(gguf: Path, log: Path, fast_echo: bool = True, timeou
     raise RuntimeError(
         f"llama-cpp-python server did not start (exit {process.returncode}): {log.read_text()[-2000:]}"
     )
+
+
+def dataset_missing(name: str, variable: str) -> str | None:
+    """Why dataset ``name``'s splits cannot be read here (None when every split has a local
+    copy); ``variable`` is the environment variable that locates them."""
+    from sourcesum.data import dataset
+
+    ds = dataset(name)
+    for spec in ds.splits:
+        if not ds.available(spec):
+            return f"{ds.title} split {spec.name} has no local copy (set {variable})"
+    return None
+
+
+def skip_or_fail_without(missing: str | None) -> None:
+    """A real-data test without its data: skipped, or failed under SOURCESUM_REQUIRE_DATA=1."""
+    import os
+
+    import pytest
+
+    if missing is None:
+        return
+    if os.environ.get("SOURCESUM_REQUIRE_DATA") == "1":
+        pytest.fail(f"real_data test without data: {missing}")
+    pytest.skip(missing)

@@ -11,12 +11,12 @@ conftest.py checks for every ``real_data`` test), and fail under ``SOURCESUM_REQ
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.request
 
 import numpy as np
 import pytest
+from helpers import dataset_missing, skip_or_fail_without
 from sourcesum import paths
 from sourcesum.cli import main
 from sourcesum.data import dataset, datasets, load_split, manifest
@@ -25,24 +25,10 @@ from sourcesum.data.splitting import sentence_spans, split_sentences
 from sourcesum.errors import DataError
 
 
-def _qmsum_missing() -> str | None:
-    qmsum = dataset("qmsum")
-    for spec in qmsum.splits:
-        if not qmsum.available(spec):
-            return f"QMSum split {spec.name} has no local copy (set SOURCESUM_QMSUM_DIR)"
-    return None
-
-
 @pytest.fixture(autouse=True)
 def _needs_qmsum(request: pytest.FixtureRequest) -> None:
-    if request.node.get_closest_marker("real_data") is None:
-        return
-    missing = _qmsum_missing()
-    if missing is None:
-        return
-    if os.environ.get("SOURCESUM_REQUIRE_DATA") == "1":
-        pytest.fail(f"real_data test without data: {missing}")
-    pytest.skip(missing)
+    if request.node.get_closest_marker("real_data") is not None:
+        skip_or_fail_without(dataset_missing("qmsum", "SOURCESUM_QMSUM_DIR"))
 
 
 # -- the splitter --------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ conftest.py checks for every ``real_data`` test), and fail under ``SOURCESUM_REQ
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
 import urllib.error
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import dataset_missing, skip_or_fail_without
 from sourcesum import paths
 from sourcesum.cli import main
 from sourcesum.data import dataset, datasets, load_split, manifest
@@ -29,24 +29,10 @@ from sourcesum.hashing import sha256_bytes
 from sourcesum.measures import parse_measures
 
 
-def _wice_missing() -> str | None:
-    wice = dataset("wice")
-    for spec in wice.splits:
-        if not wice.available(spec):
-            return f"WiCE split {spec.name} has no local copy (set SOURCESUM_WICE_DIR)"
-    return None
-
-
 @pytest.fixture(autouse=True)
 def _needs_wice(request: pytest.FixtureRequest) -> None:
-    if request.node.get_closest_marker("real_data") is None:
-        return
-    missing = _wice_missing()
-    if missing is None:
-        return
-    if os.environ.get("SOURCESUM_REQUIRE_DATA") == "1":
-        pytest.fail(f"real_data test without data: {missing}")
-    pytest.skip(missing)
+    if request.node.get_closest_marker("real_data") is not None:
+        skip_or_fail_without(dataset_missing("wice", "SOURCESUM_WICE_DIR"))
 
 
 def _line(claim_id: str, evidence: list[str], sets: list[list[int]], label: str = "supported") -> str:

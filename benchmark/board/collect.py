@@ -368,11 +368,19 @@ def finish(
     return board
 
 
-def mark_best(board: Leaderboard) -> None:
-    """``board.best[(split or None, measure)]``: the label of the column's best competing row."""
+def best_of(board: Leaderboard, rows: Sequence[Row]) -> dict[tuple[str | None, Measure], str]:
+    """Per column (split or None for Avg, measure), the label of the best of ``rows`` with a
+    value there (ties: the larger label)."""
+    best: dict[tuple[str | None, Measure], str] = {}
     for split in [s.name for s in board.splits] + [None]:
         for measure in board.measures:
-            candidates = [(r.value(split, measure), r.label) for r in board.competing_rows]
+            candidates = [(r.value(split, measure), r.label) for r in rows]
             candidates = [c for c in candidates if np.isfinite(c[0])]
             if candidates:
-                board.best[(split, measure)] = max(candidates, key=lambda c: (c[0], c[1]))[1]
+                best[(split, measure)] = max(candidates, key=lambda c: (c[0], c[1]))[1]
+    return best
+
+
+def mark_best(board: Leaderboard) -> None:
+    """``board.best[(split or None, measure)]``: the label of the column's best competing row."""
+    board.best = best_of(board, board.competing_rows)

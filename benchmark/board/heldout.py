@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from sourcesum import stats
 from sourcesum.board.model import Leaderboard, Row
 from sourcesum.data import Dataset, Split
@@ -48,12 +47,9 @@ def heldout_board(
 
 def mark_zero_shot_best(board: Leaderboard) -> None:
     """``board.zero_shot_best[(split or None, measure)]``: the best zero-shot competing row."""
-    for split in [s.name for s in board.splits] + [None]:
-        for measure in board.measures:
-            candidates = [(r.value(split, measure), r.label) for r in board.zero_shot_rows]
-            candidates = [c for c in candidates if np.isfinite(c[0])]
-            if candidates:
-                board.zero_shot_best[(split, measure)] = max(candidates)[1]
+    from sourcesum.board.collect import best_of
+
+    board.zero_shot_best = best_of(board, board.zero_shot_rows)
 
 
 def add_heldout_statistics(

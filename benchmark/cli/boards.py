@@ -75,12 +75,9 @@ def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure])
             f" with `--scores-dir {args.scores_dir}`" if args.scores_dir else ""
         )
         return board
-    if args.scores_dir:
-        root = Path(args.scores_dir).expanduser()
-        if not root.is_dir():
-            raise SourceSumError(f"--scores-dir {args.scores_dir}: no such folder")
-    else:
-        root = paths.COMMITTED_SCORES_DIR
+    from sourcesum.cli.common import declared_store_root
+
+    root = declared_store_root(args.scores_dir)
     declaration = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
     board = collect_declared(
         read_declaration(declaration), ScoreStore(root, writable=False), measures=measures

@@ -15,7 +15,6 @@ from typing import Any
 
 from sourcesum import paths
 from sourcesum.cli.common import SCHEMAS, print_json
-from sourcesum.errors import SourceSumError
 from sourcesum.outputs.escape import terminal
 
 PLUGIN_ADVICE = (
@@ -56,12 +55,9 @@ def citation_payload(args: argparse.Namespace) -> dict[str, Any]:
     path = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
     declaration = read_declaration(path)
     ds = dataset(declaration.dataset)
-    if args.scores_dir:
-        root = Path(args.scores_dir).expanduser()
-        if not root.is_dir():
-            raise SourceSumError(f"--scores-dir {args.scores_dir}: no such folder")
-    else:
-        root = paths.COMMITTED_SCORES_DIR
+    from sourcesum.cli.common import declared_store_root
+
+    root = declared_store_root(args.scores_dir)
     revision = harness_revision()
     digest: str | None = None
     incomplete = 0

@@ -8,6 +8,7 @@ import argparse
 import json
 import typing
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from sourcesum.errors import SourceSumError
@@ -137,3 +138,16 @@ def emit(
             )
     for note in notes:
         print(terminal(note))
+
+
+def declared_store_root(scores_dir: str | None) -> Path:
+    """The store a declared board reads: ``--scores-dir`` (which must exist), else the
+    committed one."""
+    from sourcesum import paths
+
+    if not scores_dir:
+        return paths.COMMITTED_SCORES_DIR
+    root = Path(scores_dir).expanduser()
+    if not root.is_dir():
+        raise SourceSumError(f"--scores-dir {scores_dir}: no such folder")
+    return root
