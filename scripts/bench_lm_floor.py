@@ -10,16 +10,23 @@ document groups, leave-one-out suffixes for ``perplexity_gain``, every sentence 
 plus once unconditioned for ``pmi``, the document once per document and each summary once for
 ``attention``), multiplies by the FLOPs per token of the model's Linear layers (``2 x in x out``
 per layer, plus the output layer where logits are needed), and divides by the throughput of
-``torch.nn.functional.linear`` measured here on the model's own layer shapes, per dtype. Norms,
-attention scores, padding and Python overhead are left out, so real runs can only be slower.
+the Linear layers measured here on the model's own layer shapes, per dtype and per **matmul
+path** the installed torch offers: ``default`` (``torch.nn.functional.linear``: torch's BLAS,
+MKL on x86 wheels) and ``mkldnn`` (the layer converted by ``torch.utils.mkldnn.to_mkldnn``:
+oneDNN, dense inputs converted on the way in and out, as a model would run). It prints the CPU
+model, torch's BLAS and oneDNN build facts, the path with the highest throughput per dtype
+(``favoured``) and the floor under every path. Norms, attention scores, padding and Python
+overhead are left out, so real runs can only be slower.
 
-    python scripts/bench_lm_floor.py [--threads 2] [--dtypes float32,bfloat16]
+    python scripts/bench_lm_floor.py [--threads 2] [--dtypes float32,bfloat16] [--paths default,mkldnn]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import platform
+import subprocess
 import time
 from collections import defaultdict
 
@@ -73,24 +80,74 @@ def linear_shapes(model) -> tuple[list[tuple[int, int]], tuple[int, int]]:
     return body, (head.in_features, head.out_features)
 
 
-def throughput(shapes: list[tuple[int, int]], dtype: torch.dtype, rows: int = 512, repeats: int = 5) -> float:
-    """GFLOP/s of ``F.linear`` over one pass through ``shapes`` (each distinct shape timed once,
-    weighted by how often it occurs), ``rows`` tokens at a time, best of ``repeats``."""
+PATHS = ("default", "mkldnn")
+
+
+def available_paths() -> list[str]:
+    """The matmul paths this torch can run on the CPU."""
+    return ["default"] + (["mkldnn"] if torch.backends.mkldnn.is_available() else [])
+
+
+def layer(n_in: int, n_out: int, dtype: torch.dtype, path: str) -> torch.nn.Module:
+    """A bias-free Linear layer of the shape, on ``path``."""
+    linear = torch.nn.Linear(n_in, n_out, bias=False, dtype=dtype)
+    if path == "mkldnn":
+        from torch.utils.mkldnn import to_mkldnn
+
+        return to_mkldnn(linear, dtype=dtype)
+    return linear
+
+
+def throughput(
+    shapes: list[tuple[int, int]],
+    dtype: torch.dtype,
+    path: str = "default",
+    rows: int = 512,
+    repeats: int = 5,
+) -> float:
+    """GFLOP/s of a Linear layer on ``path`` over one pass through ``shapes`` (each distinct
+    shape timed once, weighted by how often it occurs), ``rows`` tokens at a time, best of
+    ``repeats``."""
     flops = seconds = 0.0
     distinct: dict[tuple[int, int], int] = defaultdict(int)
     for shape in shapes:
         distinct[shape] += 1
-    for (n_in, n_out), times in distinct.items():
-        x, w = torch.randn(rows, n_in, dtype=dtype), torch.randn(n_out, n_in, dtype=dtype)
-        torch.nn.functional.linear(x, w)
-        best = float("inf")
-        for _ in range(repeats):
-            start = time.perf_counter()
-            torch.nn.functional.linear(x, w)
-            best = min(best, time.perf_counter() - start)
-        flops += times * 2 * rows * n_in * n_out
-        seconds += times * best
+    with torch.inference_mode():
+        for (n_in, n_out), times in distinct.items():
+            x, module = torch.randn(rows, n_in, dtype=dtype), layer(n_in, n_out, dtype, path)
+            module(x)
+            best = float("inf")
+            for _ in range(repeats):
+                start = time.perf_counter()
+                module(x)
+                best = min(best, time.perf_counter() - start)
+            flops += times * 2 * rows * n_in * n_out
+            seconds += times * best
     return flops / seconds / 1e9
+
+
+def cpu_model() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return platform.processor()
+    return next(
+        (line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), ""
+    )
+
+
+def build_facts() -> dict[str, str]:
+    """The BLAS and oneDNN lines of ``torch.__config__.show()``."""
+    import re
+
+    text = torch.__config__.show()
+    blas = re.search(r"BLAS_INFO=([^,\s]+)", text)
+    onednn = re.search(r"(?:oneDNN|MKL-DNN) (v[\d.]+)", text)
+    return {
+        "torch": torch.__version__,
+        "blas": blas.group(1) if blas else "",
+        "mkldnn": onednn.group(1) if onednn else "",
+    }
 
 
 def main() -> None:
@@ -101,7 +158,9 @@ def main() -> None:
     parser.add_argument("--model", default=DEFAULT_LM)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--paths", default=",".join(PATHS), help="matmul paths to measure (if available)")
     args = parser.parse_args()
+    paths = [p for p in args.paths.split(",") if p in available_paths()]
     if args.threads:
         torch.set_num_threads(args.threads)
     lm = load_lm(args.model, "cpu", "float32")
@@ -110,29 +169,49 @@ def main() -> None:
     head_flops = 2 * head[0] * head[1]
     splits = [load_split(s) for s in dataset("sourcesum").board_splits()]
     counts = token_counts(lm.tokenizer, documents(splits))
-    rates = {}
-    for name in args.dtypes.split(","):
-        dtype = getattr(torch, name)
-        rates[name] = {"body": throughput(body, dtype), "head": throughput([head], dtype)}
-    report = {
+    rates: dict[str, dict[str, dict[str, float]]] = {}  # path -> dtype -> body/head
+    for path in paths:
+        rates[path] = {}
+        for name in args.dtypes.split(","):
+            dtype = getattr(torch, name)
+            try:
+                rates[path][name] = {
+                    "body": throughput(body, dtype, path),
+                    "head": throughput([head], dtype, path),
+                }
+            except RuntimeError as exc:  # e.g. a dtype this path does not run on this CPU
+                rates[path][name] = {"error": str(exc).splitlines()[0]}  # type: ignore[dict-item]
+    report: dict[str, object] = {
         "model": args.model,
+        "cpu": cpu_model(),
+        "build": build_facts(),
         "threads": torch.get_num_threads(),
         "gflop_per_token": {"body": body_flops / 1e9, "logits": head_flops / 1e9},
         "gflops_per_s": rates,
+        "favoured": {},
         "rankers": {},
     }
+    for name in args.dtypes.split(","):
+        measured = {p: r[name]["body"] for p, r in rates.items() if "body" in r[name]}
+        if measured:
+            report["favoured"][name] = max(measured, key=measured.__getitem__)  # type: ignore[index]
     for ranker, count in counts.items():
         entry: dict[str, object] = dict(count)
-        for name, rate in rates.items():
-            seconds = (
-                count["body"] * body_flops / 1e9 / rate["body"]
-                + count["logits"] * head_flops / 1e9 / rate["head"]
-            )
-            entry[f"floor_min_{name}"] = round(seconds / 60, 1)
-        report["rankers"][ranker] = entry
-    for name in rates:
-        report[f"floor_min_total_{name}"] = round(
-            sum(r[f"floor_min_{name}"] for r in report["rankers"].values()), 1
+        for path, by_dtype in rates.items():
+            for name, rate in by_dtype.items():
+                if "body" not in rate:
+                    continue
+                seconds = (
+                    count["body"] * body_flops / 1e9 / rate["body"]
+                    + count["logits"] * head_flops / 1e9 / rate["head"]
+                )
+                entry[f"floor_min_{path}_{name}"] = round(seconds / 60, 1)
+        report["rankers"][ranker] = entry  # type: ignore[index]
+    keys = {k for r in report["rankers"].values() for k in r if k.startswith("floor_min_")}  # type: ignore[union-attr]
+    for key in sorted(keys):
+        report[key.replace("floor_min_", "floor_min_total_")] = round(
+            sum(r.get(key, 0) for r in report["rankers"].values()),
+            1,  # type: ignore[union-attr]
         )
     print(json.dumps(report, indent=2))
 
