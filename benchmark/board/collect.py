@@ -4,7 +4,9 @@ Two modes. **Declared** (the official board): the declaration names exactly the 
 ranker must have a complete, valid entry on every board split of the declaration's dataset,
 made with the ranker's current version on the current data, or :func:`collect_declared`
 raises :class:`IncompleteLeaderboard` naming every missing, partial or invalid entry and the
-command that computes it. **All** (any store): every valid, complete, current entry on the
+command that computes it. The one exception is the declared held-out test, reported once when
+complete: while some of its entries are missing or partial (none invalid) the board carries only
+its progress (``board.heldout_pending``), never a held-out number. **All** (any store): every valid, complete, current entry on the
 dataset's board splits becomes a row, plus every published output; anything else is listed as
 skipped with the reason. Rows are one configuration each (grouped by ranker, key version and
 parameters, never by label alone). Rows are named and keyed from the ranker class and the
@@ -14,11 +16,12 @@ canonical parameters (:class:`~sourcesum.configs.Configuration`): no ranker is i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from sourcesum import stats
 from sourcesum.board.declaration import Declaration, DeclaredRow
-from sourcesum.board.model import LEADERBOARD_MEASURES, Leaderboard, Row
+from sourcesum.board.model import LEADERBOARD_MEASURES, HeldOutProgress, Leaderboard, Row
 from sourcesum.configs import Configuration
 from sourcesum.data import Dataset, Split, dataset, load_split
 from sourcesum.errors import ScoreFileError, SourceSumError
@@ -150,10 +153,12 @@ def _declared_rows(
     store: ScoreStore | StoreStack,
     measures: Sequence[Measure],
     where: str,
-) -> tuple[list[Row], list[str]]:
-    """Rows of the declared (non-published) ``items`` on ``splits``, and what is missing."""
+) -> tuple[list[Row], list[str], _Tally]:
+    """Rows of the declared (non-published) ``items`` on ``splits``, what is missing, and how
+    far the entries are."""
     rows: list[Row] = []
     problems: list[str] = []
+    tally = _Tally()
     seen: dict[str, int] = {}
     for number, item in enumerate(items, start=1):
         if item.published:
@@ -170,23 +175,39 @@ def _declared_rows(
             key = config.entry_key(split.name, split.sha256)
             path = store.path_for(config.ranker, split.name, key)
             command = config.run_command(split.name, str(store.root), given=item.params)
+            tally.entries += 1
+            tally.pairs += len(split)
             try:
                 entry = store.load(config.ranker, split.name, key)
             except ScoreFileError as exc:
                 problems.append(f"{config.label} on {split.name}: invalid entry: {exc}")
+                tally.invalid += 1
                 continue
             if entry is None:
                 problems.append(f"{config.label} on {split.name}: missing ({path}); compute: {command}")
                 continue
+            tally.scored += len(entry.scores)
             if not entry.complete:
                 problems.append(
                     f"{config.label} on {split.name}: partial ({len(entry.scores)}/"
                     f"{entry.n_pairs} pairs, {path}); resume: {command}"
                 )
                 continue
+            tally.complete += 1
             _add_entry(row, entry, split, str(path), measures)
         rows.append(row)
-    return rows, problems
+    return rows, problems, tally
+
+
+@dataclass
+class _Tally:
+    """Counts over the declared entries of a set of rows (:class:`HeldOutProgress`)."""
+
+    entries: int = 0
+    complete: int = 0
+    invalid: int = 0
+    scored: int = 0
+    pairs: int = 0
 
 
 def collect_declared(
@@ -201,20 +222,32 @@ def collect_declared(
     ds = dataset(declaration.dataset)
     splits = _board_splits(ds)
     published = _published_rows(ds, [d.ranker for d in declaration.rows if d.published], splits, measures)
-    rows, problems = _declared_rows(declaration.rows, splits, store, measures, str(declaration.path))
+    rows, problems, _ = _declared_rows(declaration.rows, splits, store, measures, str(declaration.path))
     heldout_rows: list[Row] = []
     heldout_splits: dict[str, Split] = {}
+    pending: HeldOutProgress | None = None
     if declaration.heldout is not None:
         heldout_splits = {name: load_split(name) for name in declaration.heldout.splits}
-        heldout_rows, more = _declared_rows(
+        heldout_rows, more, tally = _declared_rows(
             declaration.heldout.rows, heldout_splits, store, measures, f"{declaration.path} [heldout]"
         )
-        problems += [f"held out: {p}" for p in more]
+        if more and not tally.invalid:  # missing or partial: reported once, when complete
+            pending = HeldOutProgress(
+                rows=len(declaration.heldout.rows),
+                splits=tuple((s.name, s.title, len(s)) for s in heldout_splits.values()),
+                entries=tally.entries,
+                complete=tally.complete,
+                scored=tally.scored,
+                pairs=tally.pairs,
+                to_compute=tuple(more),
+            )
+        else:
+            problems += [f"held out: {p}" for p in more]
     tasks: list[tuple[Dataset, dict[str, Split], list[Row]]] = []
     for task in declaration.tasks:
         task_ds = dataset(task.dataset)
         task_splits = _board_splits(task_ds)
-        task_rows, more = _declared_rows(
+        task_rows, more, _ = _declared_rows(
             task.rows, task_splits, store, measures, f"{declaration.path} [[tasks]] {task.dataset}"
         )
         problems += [f"{task.dataset}: {p}" for p in more]
@@ -229,7 +262,9 @@ def collect_declared(
         task_board = finish(task_ds, task_splits, task_rows, [], measures, with_stats, resamples)
         task_board.note = task.note
         board.tasks.append(task_board)
-    if declaration.heldout is not None:
+    if pending is not None:
+        board.heldout_pending = pending
+    elif declaration.heldout is not None:
         from sourcesum.board.heldout import heldout_board
 
         board.heldout = heldout_board(ds, heldout_splits, heldout_rows, measures, with_stats, resamples)
@@ -247,7 +282,7 @@ def inputs_sha256(board: Leaderboard, declaration: bytes | None = None) -> str:
     from sourcesum.store import scores_sha256
 
     boards = [board, *board.tasks] + ([board.heldout] if board.heldout is not None else [])
-    payload = {
+    payload: dict[str, object] = {
         "declaration": hashlib.sha256(declaration).hexdigest() if declaration is not None else None,
         "data": {s.name: s.sha256 for b in boards for s in b.splits},
         "entries": sorted(
@@ -257,6 +292,9 @@ def inputs_sha256(board: Leaderboard, declaration: bytes | None = None) -> str:
             for split, entry in row.entries.items()
         ),
     }
+    if board.heldout_pending is not None:  # the progress the board states is part of what it shows
+        p = board.heldout_pending
+        payload["heldout_pending"] = [p.entries, p.complete, p.scored, p.pairs]
     return sha256_hex(payload)
 
 

@@ -81,6 +81,27 @@ class Row:
         return marked.decision if marked is not None else "untested"
 
 
+@dataclass(frozen=True)
+class HeldOutProgress:
+    """A declared held-out test whose entries are not all complete yet: it is reported once,
+    when every declared entry is complete, and until then only this progress is shown."""
+
+    rows: int
+    """Declared held-out rows."""
+    splits: tuple[tuple[str, str, int], ...]
+    """(name, title, pairs) of each held-out split."""
+    entries: int
+    """Declared (row, split) entries: rows x splits."""
+    complete: int
+    """Entries complete and valid."""
+    scored: int
+    """Pairs scored over every declared entry (partial entries included)."""
+    pairs: int
+    """Pairs to score over every declared entry."""
+    to_compute: tuple[str, ...]
+    """What is missing or partial, each with the command that computes or resumes it."""
+
+
 @dataclass
 class Leaderboard:
     """Rows on one dataset's board splits, ordered by the Avg of the first measure."""
@@ -98,6 +119,8 @@ class Leaderboard:
     """The command that renders this board again, in words."""
     heldout: Leaderboard | None = None
     """The declared held-out test: a board of its own over the held-out splits."""
+    heldout_pending: HeldOutProgress | None = None
+    """The declared held-out test while some of its entries are missing or partial."""
     tasks: list[Leaderboard] = field(default_factory=list)
     """Other datasets' boards declared beside this one (``[[tasks]]``)."""
     note: str = ""

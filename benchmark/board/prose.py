@@ -146,6 +146,23 @@ def heldout_intro(view: BoardView, quote: str = "`") -> str:
     )
 
 
+def heldout_pending_text(view: BoardView, quote: str = "`") -> str:
+    """The held-out test while its entries are being computed: what is declared and how far it
+    is, never a number computed on the held-out pairs."""
+    p = view.heldout_pending
+    assert p is not None
+    q = quote
+    splits = "; ".join(f"{title}: {pairs:,} pairs" for _, title, pairs in p.splits)
+    return (
+        f"Declared, not yet reported. {p.rows} rows on the pairs of the dataset that the board's "
+        f"splits leave out ({splits}) were declared (the `[heldout]` table of {q}leaderboard.toml{q}) "
+        "before any score on these pairs was computed. The table appears once, when every declared "
+        f"entry is complete; until then no held-out number is shown. Entries complete: "
+        f"{p.complete} of {p.entries}; pairs scored: {p.scored:,} of {p.pairs:,}. "
+        f"{q}sourcesum leaderboard{q} lists the commands that compute the rest."
+    )
+
+
 def zero_shot_best_text(view: BoardView, quote: str = "`") -> str:
     """The best zero-shot row of each held-out column, grouped by row."""
     assert view.heldout is not None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sourcesum.board.collect import environment_notes
-from sourcesum.board.model import LEADERBOARD_MEASURES, Leaderboard, Row
+from sourcesum.board.model import LEADERBOARD_MEASURES, HeldOutProgress, Leaderboard, Row
 from sourcesum.data import Dataset
 from sourcesum.human import HUMAN_LABEL
 from sourcesum.measures import Measure
@@ -187,6 +187,7 @@ class BoardView:
     average_records: tuple[dict[str, Any], ...] = field(default=())
     human_records: dict[str, Any] | None = None
     heldout: HeldOutView | None = None
+    heldout_pending: HeldOutProgress | None = None
     tasks: tuple[TaskView, ...] = ()
     transfer: TransferView | None = None
     lead_marks: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -658,6 +659,7 @@ def build_view(board: Leaderboard) -> BoardView:
         average_records=average_records(board),
         human_records=human_records(board),
         heldout=heldout_view(board.heldout) if board.heldout is not None else None,
+        heldout_pending=board.heldout_pending,
         tasks=tuple(TaskView(t.dataset.name, t.dataset.title, t.note, build_view(t)) for t in board.tasks),
         transfer=transfer_view(board),
         lead_marks=lead_marks(board),

@@ -178,7 +178,23 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(message)
     for item in board.stale:
         print(terminal(f"note: skipped stale score file {item}"), file=sys.stderr)
+    print_heldout_pending(board)
     return 0
+
+
+def print_heldout_pending(board: Any) -> None:
+    """On stderr: the declared held-out test is not reported yet, and what computes the rest."""
+    pending = board.heldout_pending
+    if pending is None:
+        return
+    print(
+        terminal(
+            f"note: the held-out test is not reported until its {pending.entries} entries are complete "
+            f"({pending.complete} are; {pending.scored:,} of {pending.pairs:,} pairs scored):\n  "
+            + "\n  ".join(pending.to_compute)
+        ),
+        file=sys.stderr,
+    )
 
 
 def cmd_site(args: argparse.Namespace) -> int:
@@ -200,6 +216,7 @@ def cmd_site(args: argparse.Namespace) -> int:
     print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {site_sizes(pages)})")
     for item in board.stale:
         print(terminal(f"note: skipped stale score file {item}"), file=sys.stderr)
+    print_heldout_pending(board)
     return 0
 
 

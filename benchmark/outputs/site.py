@@ -219,6 +219,7 @@ def index_context(view: BoardView) -> dict[str, Any]:
         "lead": _lead_table(view) if view.lead_marks else None,
         "lead_text": prose.LEAD_TABLE_TEXT.replace("`", ""),
         "heldout": _heldout(view),
+        "heldout_pending": prose.heldout_pending_text(view, quote="") if view.heldout_pending else "",
         "tasks": [
             {
                 "id": f"task-{task.name}",

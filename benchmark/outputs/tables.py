@@ -50,6 +50,16 @@ def render_json(view: BoardView) -> str:
         payload["human_agreement"] = view.human_records
     if view.heldout is not None:
         payload["heldout"] = heldout_records(view)
+    elif view.heldout_pending is not None:
+        p = view.heldout_pending
+        payload["heldout_pending"] = {
+            "splits": [name for name, _, _ in p.splits],
+            "rows": p.rows,
+            "entries": p.entries,
+            "complete": p.complete,
+            "pairs_scored": p.scored,
+            "pairs": p.pairs,
+        }
     return json.dumps(payload, indent=2) + "\n"
 
 
