@@ -208,6 +208,24 @@ def test_cite_an_incomplete_board_still_cites_and_says_why_no_digest(capsys, sco
     assert code == 0 and board["inputs_sha256"] is None and board["incomplete_entries"] == 12
 
 
+def test_cite_names_the_papers_of_the_transfer_tasks(capsys, scores_dir, tmp_path):
+    path = _board(tmp_path, ("lead",))
+    path.write_text(
+        path.read_text() + '\n[[tasks]]\ndataset = "synthclaims"\n[[tasks.rows]]\nranker = "lead"\n'
+    )
+    code, out, _ = run_cli(capsys, "cite", "--declaration", str(path), "--scores-dir", str(scores_dir))
+    assert code == 0
+    claims = dataset("synthclaims")
+    assert f"% {claims.title}, a transfer task on this board: cite its paper\n{claims.citation}" in out
+    assert out.index(dataset("synthnews").citation) < out.index(claims.citation) < out.index("@software{")
+    code, js, _ = run_cli(
+        capsys, "cite", "--declaration", str(path), "--scores-dir", str(scores_dir), "--json"
+    )
+    assert json.loads(js)["tasks"] == [
+        {"name": "synthclaims", "title": claims.title, "bibtex": claims.citation}
+    ]
+
+
 def test_cite_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
     path = _board(tmp_path, ("lead",))
     for argv, fragment in (

@@ -175,6 +175,26 @@ def test_cross_corpus_scores_never_see_the_evaluated_corpus_on_sourcesum(tmp_pat
 
 
 @pytest.mark.real_data
+@pytest.mark.slow  # fits on SourceSum's four main splits, scores a whole task split
+@pytest.mark.parametrize("task_split", ["wice_test", "qmsum_test"])
+def test_a_model_trained_on_sourcesum_reads_no_vote_of_the_task(tmp_path, monkeypatch, task_split):
+    """protocol=from-sourcesum on another dataset: permuting every vote of the task's split
+    leaves its scores bit-identical; permuting SourceSum's votes (the training data) changes them."""
+    before = learned_scores(committed_stack(tmp_path / "before"), (task_split,), protocol="from-sourcesum")
+    assert len(before) == len(load_split(task_split))
+    with monkeypatch.context() as m:
+        assert permute_votes(m, (task_split,), seed=1)
+        after = learned_scores(committed_stack(tmp_path / "after"), (task_split,), protocol="from-sourcesum")
+    assert after == before  # bit-identical floats
+    with monkeypatch.context() as m:  # control: the training dataset's votes do change them
+        assert permute_votes(m, XSUM + CNN, seed=1)
+        control = learned_scores(
+            committed_stack(tmp_path / "control"), (task_split,), protocol="from-sourcesum"
+        )
+    assert control != before
+
+
+@pytest.mark.real_data
 @pytest.mark.slow  # fits on whole splits
 def test_kfold_scores_of_a_fold_never_see_its_votes_on_sourcesum(tmp_path, monkeypatch):
     split = load_split("xsum_reference")

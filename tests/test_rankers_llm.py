@@ -19,7 +19,7 @@ from sourcesum.configs import Configuration
 from sourcesum.data import load_split
 from sourcesum.data.sourcesum import read_prompt
 from sourcesum.errors import ParameterError, RankerError, SourceSumError
-from sourcesum.rankers import create_ranker
+from sourcesum.rankers import RANKERS, create_ranker
 from sourcesum.rankers.llm.backends.local import LocalBackend, candidate_tokens, common_prefix_length
 from sourcesum.rankers.llm.backends.openai_compat import server_rating
 from sourcesum.rankers.llm.prompts import NATIVE_SCALES, Template, canonical_template, load_template
@@ -462,3 +462,26 @@ def test_local_judge_keys_the_resolved_dtype_never_auto(monkeypatch, native):
         "llm_judge", {"backend": "openai", "base_url": "http://127.0.0.1:1/v1", "dtype": "auto"}
     )
     assert served_config.params["dtype"] == "auto"
+
+
+def test_local_judge_scores_do_not_depend_on_batching_beyond_its_tolerance(tiny_judge, template_file):
+    """Pairs scored in one batch (sharing the backend's prefix cache across calls) and one at a
+    time, each by a fresh ranker: equal within the declared ``reproduction_tolerance``."""
+    pairs = [
+        make_pair(DOC, SUMMARY, pair_id="a"),
+        make_pair(DOC[::-1], "It rained all week, and the bridge vote went ahead.", pair_id="b"),
+        make_pair(DOC[:2], "The council voted.", pair_id="c"),
+    ]
+
+    def judge():
+        return create_ranker(
+            "llm_judge", model="tiny-judge", chat=False, device="cpu", template=str(template_file)
+        )
+
+    together = judge().score_batch(pairs)
+    alone = [judge().score_batch([pair])[0] for pair in pairs]
+    difference = max(
+        abs(x - y) for a, b in zip(together, alone, strict=True) for x, y in zip(a, b, strict=True)
+    )
+    tolerance = RANKERS.get("llm_judge").reproduction_tolerance
+    assert difference <= tolerance, difference

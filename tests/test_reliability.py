@@ -162,6 +162,14 @@ def test_entries_of_rankers_not_installed_are_rows_only_under_all_and_marked(tmp
     )
     [row] = [r for r in everything.rows if r.ranker == "gone"]
     assert row.label.startswith("gone{") and row.label.endswith("(not installed: not re-validated)")
+    # the command: `leaderboard --all` shows it, marked, and says nothing about skipping it
+    from sourcesum.cli import main
+
+    out = tmp_path / "all.md"
+    argv = ["leaderboard", "--all", "--dataset", "synthnews", "--scores-dir", str(root), "-o", str(out)]
+    assert main(argv) == 0
+    assert "not re-validated" in out.read_text(encoding="utf-8")
+    assert "gone" not in capsys.readouterr().err
     # a folder named like no ranker can be is not an entry at all
     weird = root / "bм25" / f"{SPLIT}.{forged.key}.json"
     weird.parent.mkdir()

@@ -67,7 +67,10 @@ def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure])
 
     if args.all:
         board = collect(
-            open_stores(args.scores_dir, must_exist=True), measures=measures, dataset_name=args.dataset
+            open_stores(args.scores_dir, must_exist=True),
+            measures=measures,
+            dataset_name=args.dataset,
+            include_unknown=True,
         )
         store = f"`{args.scores_dir}`" if args.scores_dir else "your score store"
         board.scores_from = f"every usable entry of {store} and of the committed `data/scores/`"

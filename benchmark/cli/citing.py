@@ -71,6 +71,10 @@ def citation_payload(args: argparse.Namespace) -> dict[str, Any]:
         rows = [row.as_dict() for row in plugin_rows(board)]
     return {
         "dataset": {"name": ds.name, "title": ds.title, "bibtex": ds.citation.strip() or None},
+        "tasks": [
+            {"name": t.name, "title": t.title, "bibtex": t.citation.strip() or None}
+            for t in (dataset(task.dataset) for task in declaration.tasks)
+        ],
         "software": {
             "title": SOFTWARE_TITLE,
             "author": SOFTWARE_AUTHOR,
@@ -96,6 +100,9 @@ def format_citation(payload: dict[str, Any]) -> str:
     data, software, board = payload["dataset"], payload["software"], payload["board"]
     lines = [f"% {data['title']}, the dataset of this board: cite its paper"]
     lines += [data["bibtex"]] if data["bibtex"] else [f"% dataset {data['name']} declares no citation"]
+    for task in payload["tasks"]:
+        lines += ["", f"% {task['title']}, a transfer task on this board: cite its paper"]
+        lines += [task["bibtex"]] if task["bibtex"] else [f"% dataset {task['name']} declares no citation"]
     lines += ["", f"% {software['title']}, the harness that computed the board", software["bibtex"]]
     if software["commit"] is None:
         lines.append(
