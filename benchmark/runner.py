@@ -31,7 +31,6 @@ partial, and ``sourcesum merge`` joins the shards' stores.
 
 from __future__ import annotations
 
-import hashlib
 import typing
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -42,6 +41,7 @@ import numpy as np
 from sourcesum.configs import Configuration
 from sourcesum.data import Pair, Split, load_split
 from sourcesum.errors import LabelAccessError, RankerError, ScoreFileError, SourceSumError
+from sourcesum.hashing import sha256_bytes
 from sourcesum.protocols import Assignment, protocol
 from sourcesum.qrels import validated_row
 from sourcesum.rankers.base import Ranker
@@ -84,8 +84,8 @@ class Shard:
             raise SourceSumError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/8") from None
 
     def holds(self, pair: Pair) -> bool:
-        digest = hashlib.sha256(pair.document_key.encode("utf-8")).digest()
-        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+        first_8_bytes = int(sha256_bytes(pair.document_key.encode("utf-8"))[:16], 16)
+        return first_8_bytes % self.count == self.index - 1
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"

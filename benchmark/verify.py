@@ -16,7 +16,6 @@ pair id), so a sample is reproducible and differs between entries.
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from pathlib import Path
 from sourcesum.configs import Configuration
 from sourcesum.data import load_split
 from sourcesum.errors import ScoreFileError, SourceSumError
+from sourcesum.hashing import sha256_bytes
 from sourcesum.rankers.base import RANKERS
 from sourcesum.runner import Selection, run_splits
 from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, read_entry
@@ -82,7 +82,7 @@ def sample_ids(entry: ScoreEntry, count: int | None) -> list[str]:
     ids = sorted(entry.scores)
     if count is None or count >= len(ids):
         return ids
-    return sorted(ids, key=lambda pid: hashlib.sha256(f"{entry.key}|{pid}".encode()).hexdigest())[:count]
+    return sorted(ids, key=lambda pid: sha256_bytes(f"{entry.key}|{pid}".encode()))[:count]
 
 
 def verify_entry(path: Path, layers: list[ScoreStore], sample: int | None = None) -> Verification:

@@ -51,9 +51,26 @@ def test_citation_cff_is_valid_and_names_this_release():
     assert f"title     = {{{paper['title']}}}" in dataset("sourcesum").citation
     assert [a["family-names"] for a in paper["authors"]] == ["Suhara", "Alikaniotis"]
     assert str(paper["year"]) in dataset("sourcesum").citation
-    # no URL but the paper's and the data's
+    # the transfer tasks' papers, as their datasets' BibTeX cite them
+    for ref in cff["references"][2:4]:
+        assert any(
+            str(ref["year"]) in dataset(d).citation
+            and ref["authors"][0]["family-names"] in dataset(d).citation
+            for d in ("wice", "qmsum")
+        )
+    # no URL but the papers' and the data's (each as its dataset's BibTeX gives it)
     urls = [v for ref in cff["references"] for k, v in ref.items() if "url" in k or k == "repository-code"]
-    assert urls == ["https://arxiv.org/abs/2402.04677", "https://github.com/suhara/sourcesum"]
+    assert urls == [
+        "https://arxiv.org/abs/2402.04677",
+        "https://github.com/suhara/sourcesum",
+        "https://arxiv.org/abs/2303.01432",
+        "https://github.com/etri/QMSum_SummaryEvidence",
+    ]
+    assert all(
+        url in "".join(dataset(d).citation for d in ("sourcesum", "wice", "qmsum"))
+        or "suhara/sourcesum" in url
+        for url in urls
+    )
     assert not {"url", "repository-code", "repository"} & set(cff)
 
 

@@ -29,7 +29,7 @@ from sourcesum.outputs.markdown import render_markdown
 from sourcesum.rankers import RANKERS, Ranker, create_ranker, register
 from sourcesum.runner import run_ranker, run_splits
 from sourcesum.store import FORMAT, ScoreEntry, ScoreStore, StoreStack, migrate, read_entry, scores_sha256
-from sourcesum.verify import verify_entry
+from sourcesum.verify import sample_ids, verify_entry
 
 SPLIT = "synth_alpha_sys"
 
@@ -98,6 +98,14 @@ def test_a_forged_label_never_reaches_a_board_and_verify_catches_forged_scores(t
     assert not result.ok and result.identical == 0 and "NOT reproduced" in result.summary()
     code, out, _ = cli(capsys, "verify", str(path), "--scores-dir", str(root))
     assert code == 1 and "NOT reproduced" in out
+    # --sample N recomputes N pairs (the same N for the same entry), and catches a forgery there
+    total = len(load_split(SPLIT))
+    assert 2 < total
+    sampled = verify_entry(path, [ScoreStore(root)], sample=2)
+    assert (sampled.checked, sampled.total) == (2, total) and not sampled.ok
+    assert sample_ids(read_entry(path), 2) == sample_ids(read_entry(path), 2)
+    code, out, _ = cli(capsys, "verify", str(path), "--scores-dir", str(root), "--sample", "2")
+    assert code == 1 and f"2 of {total} pairs: " in out and "NOT reproduced" in out
 
 
 def test_resuming_under_other_library_versions_stops_naming_both(tmp_path, monkeypatch):

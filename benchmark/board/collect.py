@@ -276,14 +276,13 @@ def inputs_sha256(board: Leaderboard, declaration: bytes | None = None) -> str:
     """The sha256 of everything a board is computed from: the declaration's bytes (when it has
     one), every split's data checksum, and every row's entries (split, key, sha256 of the
     scores), held-out and task rows included. Two boards with the same digest show the same numbers."""
-    import hashlib
 
-    from sourcesum.hashing import sha256_hex
+    from sourcesum.hashing import sha256_bytes, sha256_hex
     from sourcesum.store import scores_sha256
 
     boards = [board, *board.tasks] + ([board.heldout] if board.heldout is not None else [])
     payload: dict[str, object] = {
-        "declaration": hashlib.sha256(declaration).hexdigest() if declaration is not None else None,
+        "declaration": sha256_bytes(declaration) if declaration is not None else None,
         "data": {s.name: s.sha256 for b in boards for s in b.splits},
         "entries": sorted(
             [split, entry.key, scores_sha256(entry.scores)]

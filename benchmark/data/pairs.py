@@ -60,7 +60,8 @@ class Pair:
     def document_key(self) -> str:
         """Identifies the document (a hash of its text): pairs on the same document share this
         key, in every split (the runner groups and shards pairs by it; ``fit`` sees each
-        document once)."""
+        document once). sha1, not the package's sha256 helpers: changing it would move every
+        pair to another shard and resampling cluster id."""
         return hashlib.sha1(self.document.encode("utf-8")).hexdigest()[:16]
 
     def __getattr__(self, name: str) -> Any:

@@ -9,7 +9,6 @@ run files list tied sentences in index order.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import urllib.parse
 from pathlib import Path
@@ -18,6 +17,7 @@ from sourcesum.board.model import Leaderboard
 from sourcesum.data import Split
 from sourcesum.errors import SourceSumError
 from sourcesum.files import check_folder_target, write_text_atomic
+from sourcesum.hashing import sha256_bytes
 from sourcesum.qrels import Qrels, Relevance
 
 INDEX_NAME = "sourcesum-export.json"
@@ -41,7 +41,7 @@ def export_name(label: str) -> str:
     name = urllib.parse.quote(label, safe=_SAFE)
     if len(name.encode("utf-8")) <= MAX_NAME:
         return name
-    return f"{name[:160]}~{hashlib.sha256(label.encode('utf-8')).hexdigest()[:16]}"
+    return f"{name[:160]}~{sha256_bytes(label.encode('utf-8'))[:16]}"
 
 
 def label_of(name: str) -> str:
