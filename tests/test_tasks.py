@@ -83,6 +83,28 @@ def test_a_task_board_is_shown_with_a_transfer_summary(tmp_path: Path, capsys, s
     assert main(["site", *argv[1:], "-o", str(site)]) == 0
     page = (site / "index.html").read_text(encoding="utf-8")
     assert 'id="task-synthclaims-rows"' in page and 'id="transfer-table"' in page
+    # the task's split has an explorer of its own, linked from every page, that reads its graded
+    # relevance (no votes) and says so
+    import html
+    import json
+
+    from sourcesum.outputs.site import explorer_file
+
+    explorer = (site / explorer_file("synth_claims")).read_text(encoding="utf-8")
+    assert f'href="{explorer_file("synth_claims")}"' in page
+    assert "shaded by their graded relevance" in explorer and "share of annotators" not in explorer
+    assert html.escape(dataset("synthclaims").relevance_text) in explorer
+    data = json.loads(
+        explorer.split('<script type="application/json" id="data">', 1)[1].split("</script>")[0]
+    )
+    assert data["relevance"] == "graded" and sorted(r["label"] for r in data["rankers"]) == [
+        "bm25",
+        "lead",
+        "oracle",
+    ]
+    main_explorer = (site / explorer_file("synth_alpha_sys")).read_text(encoding="utf-8")
+    main_data = main_explorer.split('<script type="application/json" id="data">', 1)[1].split("</script>")[0]
+    assert "share of annotators" in main_explorer and json.loads(main_data)["relevance"] == "votes"
 
 
 def test_a_bad_task_table_is_an_error(tmp_path: Path):

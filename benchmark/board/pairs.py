@@ -88,7 +88,8 @@ def _number(value: float) -> float | None:
 def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
     """The embedded data of one split's explorer.
 
-    ``rankers``: the rows with scores on the split, ranked rows first (in leaderboard order),
+    ``relevance``: ``votes`` (per-annotator votes) or ``graded`` (the dataset's graded relevance
+    only: each sentence's ``votes`` is then that one number). ``rankers``: the rows with scores on the split, ranked rows first (in leaderboard order),
     then published rows, then reference rows. ``measures``: the board's measures (``key``,
     ``name``). ``docs``: each distinct sentence list once (pairs of one document share it). Per
     pair: ``votes[i]`` the annotators' 0/1 votes on sentence ``i`` (or its graded relevance as a
@@ -130,6 +131,7 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
     return {
         "split": split.name,
         "title": split.title,
+        "relevance": "votes" if split.judgments and split.judgments[0].votes is not None else "graded",
         "rankers": [{"label": r.label, "reference": r.reference} for r in rows],
         "measures": [{"key": m.json_key, "name": m.display_name} for m in board.measures],
         "docs": [list(sentences) for sentences in docs],

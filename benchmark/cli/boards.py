@@ -206,15 +206,17 @@ def cmd_site(args: argparse.Namespace) -> int:
     from sourcesum.data import dataset
     from sourcesum.outputs.site import build_site, check_site_target
 
-    name = (
-        args.dataset
-        if args.all
-        else read_declaration(Path(args.declaration or paths.DECLARATION_PATH)).dataset
-    )
+    declared = None if args.all else read_declaration(Path(args.declaration or paths.DECLARATION_PATH))
+    names = dataset(args.dataset if declared is None else declared.dataset).board_splits()
+    names += [
+        s for task in (declared.tasks if declared else ()) for s in dataset(task.dataset).board_splits()
+    ]
     out = Path(args.output)
-    check_site_target(out, dataset(name).board_splits())  # before the statistics, which take seconds
+    check_site_target(out, names)  # before the statistics, which take seconds
     board = declared_or_all_board(args, LEADERBOARD_MEASURES)
-    explorers = {split.name: explorer_data(board, split.name) for split in board.splits}
+    explorers = {
+        split.name: explorer_data(b, split.name) for b in [board, *board.tasks] for split in b.splits
+    }
     pages = build_site(build_view(board), explorers, out)
     print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {site_sizes(pages)})")
     for item in board.stale:

@@ -77,6 +77,9 @@ class Dataset:
     """How raw labels become graded and binary relevance, in one or two sentences (Markdown)."""
     human_agreement: ClassVar[bool] = False
     """Its judgments carry per-annotator votes, so the board shows the human-agreement table."""
+    text_notice: ClassVar[str] = ""
+    """The attribution a page showing the dataset's text must carry (plain text; the site's
+    explorer prints it under the pair), empty if none is required."""
     shared_documents_text: ClassVar[str] = ""
     """Which splits share documents, in words (the board's statistics note); empty if none."""
     resampling_text: ClassVar[str] = ""

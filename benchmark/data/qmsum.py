@@ -386,6 +386,10 @@ class QMSumEvidence(Dataset):
         "relevant span cannot be ranked; pairs left with no relevant candidate are undefined."
     )
     human_agreement = False
+    text_notice = (
+        "Meeting transcripts and summaries: QMSum (Zhong et al., 2021), MIT License; evidence "
+        "annotations: QMSum_SummaryEvidence (ETRI), MIT License."
+    )
     shared_documents_text = ""
     resampling_text = "the summary sentences of a meeting (all its queries) move together"
 

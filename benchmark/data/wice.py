@@ -150,6 +150,13 @@ class WiCE(Dataset):
         "sentence are undefined and left out of the means."
     )
     human_agreement = False
+    text_notice = (
+        "Claims: sentences of Wikipedia articles (named in each claim's meta.claim_title), by "
+        "Wikipedia contributors, licensed under CC BY-SA 4.0 "
+        "(https://creativecommons.org/licenses/by-sa/4.0/); changes: extracted into the WiCE dataset "
+        "(Kamoi et al., 2023). Evidence: web pages archived by Common Crawl, quoted for research. "
+        "Annotations: WiCE, ODC-BY 1.0 (https://opendatacommons.org/licenses/by/1-0/)."
+    )
     shared_documents_text = ""
     resampling_text = "claims citing the same page (the same evidence sentences) move together"
 

@@ -246,7 +246,8 @@ def index_context(view: BoardView) -> dict[str, Any]:
         "tie_columns": [column.header for column in view.tie_columns],
         "configurations": _configurations(view),
         "explorers": [
-            {"title": title, "file": explorer_file(name), "pairs": n} for name, title, n in view.splits
+            {"title": title, "file": explorer_file(name), "pairs": n}
+            for name, title, n, _ in explorer_splits(view)
         ],
         "stale": list(view.stale),
         "citation": CITATION_PATH.read_text(encoding="utf-8") if CITATION_PATH.is_file() else "",
@@ -259,6 +260,14 @@ def check_output(out: Path) -> Path:
     if out.exists() and not out.is_dir():
         raise SourceSumError(f"site: output {out} exists and is not a folder")
     return out
+
+
+def explorer_splits(view: BoardView) -> list[tuple[str, str, int, Any]]:
+    """``(split, title, pairs, dataset)`` of every page the explorer gets: the board's splits,
+    then each transfer task's board splits."""
+    return [(name, title, n, view.dataset) for name, title, n in view.splits] + [
+        (name, title, n, task.board.dataset) for task in view.tasks for name, title, n in task.board.splits
+    ]
 
 
 def check_site_target(out: Path, splits: list[str]) -> None:
@@ -275,14 +284,15 @@ def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Pa
     must not be an existing file."""
     from sourcesum.outputs.plot import render_png
 
-    check_site_target(out, [name for name, _, _ in view.splits])
+    pages = explorer_splits(view)
+    check_site_target(out, [name for name, _, _, _ in pages])
     env = environment(autoescape=True)
     assets = {
         "css": (TEMPLATES / "site.css").read_text(encoding="utf-8"),
         "sort_js": (TEMPLATES / "sort.js").read_text(encoding="utf-8"),
         "explore_js": (TEMPLATES / "explore.js").read_text(encoding="utf-8"),
     }
-    nav = [{"title": title, "file": explorer_file(name)} for name, title, _ in view.splits]
+    nav = [{"title": title, "file": explorer_file(name)} for name, title, _, _ in pages]
     written = []
     write_bytes_atomic(out / PLOT_FILE, render_png(view))
     written.append(out / PLOT_FILE)
@@ -295,12 +305,15 @@ def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Pa
     )
     write_text_atomic(out / INDEX_FILE, html)
     written.append(out / INDEX_FILE)
-    for name, title, _ in view.splits:
+    for name, title, _, ds in pages:
         html = env.get_template("explore.html.j2").render(
             page=name,
             nav=nav,
             title=title,
-            dataset=view.dataset,
+            dataset=ds,
+            graded=explorers[name]["relevance"] == "graded",
+            relevance_text=ds.relevance_text,
+            notice=ds.text_notice,
             data=embed_json(explorers[name]),
             version=__version__,
             **assets,

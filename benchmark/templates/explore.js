@@ -1,6 +1,6 @@
 // The per-pair explorer. Reads the page's embedded JSON (see sourcesum.board.pairs.explorer_data)
 // and renders, with DOM methods only (text is never parsed as HTML): the chosen pair's summary and
-// sentences shaded by votes with each chosen ranker's score and rank and the pair's value of every
+// sentences shaded by votes (or, without votes, by graded relevance relative to the pair's highest) with each chosen ranker's score and rank and the pair's value of every
 // board measure, and the list of pairs sorted by the per-pair difference of one measure (the first
 // by default) between rankers A and B. State lives in the URL hash
 // (#pair=ID&a=LABEL&b=LABEL&m=KEY&show=LABEL...), so a view can be linked.
@@ -122,16 +122,19 @@
     });
     var list = $("sentences");
     list.replaceChildren();
+    var graded = D.relevance === "graded";
+    var top = graded ? Math.max.apply(null, pair.votes.map(function (v) { return v[0]; })) : 0;
     sentences.forEach(function (text, i) {
       var votes = pair.votes[i];
       var yes = votes.reduce(function (s, v) { return s + v; }, 0);
       var item = el("li", "sentence");
       item.setAttribute("data-index", String(i));
       item.setAttribute("data-votes", votes.join(","));
-      if (yes) item.style.backgroundColor = "rgba(255, 166, 0, " + (0.1 + 0.5 * yes / votes.length).toFixed(3) + ")";
+      var share = graded ? (top > 0 ? yes / top : 0) : yes / votes.length;
+      if (yes) item.style.backgroundColor = "rgba(255, 166, 0, " + (0.1 + 0.5 * share).toFixed(3) + ")";
       var meta = el("div", "meta");
       meta.appendChild(el("span", "", "#" + i));
-      meta.appendChild(el("span", "votes", "votes " + yes + "/" + votes.length + " (" + votes.join(" ") + ")"));
+      meta.appendChild(el("span", "votes", graded ? "relevance " + yes : "votes " + yes + "/" + votes.length + " (" + votes.join(" ") + ")"));
       item.appendChild(meta);
       item.appendChild(el("p", "text", text));
       var scores = el("ul", "chips scores");
