@@ -157,9 +157,18 @@ class BERTScoreRanker(Ranker):
     def score_batch(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         candidates = [s for p in pairs for s in p.sentences]
         references = [p.summary for p in pairs for _ in p.sentences]
-        # bert-score deduplicates the texts of one call and encodes each once.
-        precision, recall, f1 = self.scorer().score(candidates, references, batch_size=self.batch_size)
-        values = {"precision": precision, "recall": recall, "f1": f1}[self.measure].double().numpy()
+        # An empty (or blank) candidate scores 0, bert-score's own rule for one ("setting raw
+        # BERTScores to 0"); it is not passed in, because bert-score encodes it with a tokenizer
+        # method that transformers 5 no longer has.
+        kept = [i for i, text in enumerate(candidates) if text.strip()]
+        values = np.zeros(len(candidates))
+        if kept:
+            # bert-score deduplicates the texts of one call and encodes each once.
+            precision, recall, f1 = self.scorer().score(
+                [candidates[i] for i in kept], [references[i] for i in kept], batch_size=self.batch_size
+            )
+            chosen = {"precision": precision, "recall": recall, "f1": f1}[self.measure]
+            values[kept] = chosen.double().numpy()
         out, start = [], 0
         for pair in pairs:
             out.append(values[start : start + pair.n_sentences].tolist())

@@ -102,6 +102,18 @@ def test_bertscore_identical_text_scores_one_and_paraphrase_beats_unrelated():
     assert not np.allclose(recall, scores)
 
 
+def test_bertscore_scores_an_empty_sentence_zero_and_the_others_as_without_it():
+    """WiCE has empty candidates: bert-score's rule for an empty candidate is 0 (it warns), and
+    the other sentences score as they do without it."""
+    ranker = create_ranker("bertscore", device="cpu")
+    sentences = list(PAIR.sentences)
+    with_empty = ranker.score(make_pair([sentences[0], "", *sentences[1:], "   "], PAIR.summary))
+    without = ranker.score(make_pair(sentences, PAIR.summary))
+    assert with_empty[1] == 0.0 and with_empty[-1] == 0.0
+    assert [with_empty[0], *with_empty[2:-1]] == pytest.approx(without, abs=1e-6)
+    assert ranker.score(make_pair(["", " "], PAIR.summary)) == [0.0, 0.0]  # nothing to encode
+
+
 def test_bertscore_batches_across_pairs_like_one_by_one():
     ranker = create_ranker("bertscore", device="cpu")
     pairs = [*load_split("synth_alpha_ref"), *load_split("synth_beta_sys")]  # 6 pairs, 3-6 sentences
