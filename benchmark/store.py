@@ -109,6 +109,17 @@ class ScoreEntry:
     """Versions of the libraries (and the ranker's package) that produced the scores."""
     provenance: dict[str, str] = field(default_factory=dict)
     """What else the scores come from (e.g. a model's weights), from :meth:`Ranker.provenance`."""
+    verified: tuple[int, int, str] | None = field(default=None, repr=False, compare=False)
+    """``(id of the scores dict, pairs, scores_sha256)`` as checked when the entry was read
+    from its file (``None`` for an entry built in memory): :meth:`scores_checksum` reuses it
+    while the entry holds that same dict with that many pairs (the runner only adds pairs;
+    nothing replaces a stored score in place)."""
+
+    def scores_checksum(self) -> str:
+        """:func:`scores_sha256` of the scores, computed once per read entry."""
+        if self.verified is not None and self.verified[:2] == (id(self.scores), len(self.scores)):
+            return self.verified[2]
+        return scores_sha256(self.scores)
 
     @property
     def key(self) -> str:
@@ -124,7 +135,7 @@ class ScoreEntry:
 
     def header(self) -> dict[str, Any]:
         """Every header field in file order, ``header_sha256`` last: the sha256 of the canonical
-        JSON of the fields before it (``scores_sha256`` among them)."""
+        JSON of the fields before it (``scores_sha256`` among them, :meth:`scores_checksum`)."""
         header: dict[str, Any] = {
             "format": FORMAT,
             "ranker": self.ranker,
@@ -137,7 +148,7 @@ class ScoreEntry:
             "key": self.key,
             "libraries": dict(sorted(self.libraries.items())),
             "provenance": dict(sorted(self.provenance.items())),
-            "scores_sha256": scores_sha256(self.scores),
+            "scores_sha256": self.scores_checksum(),
         }
         header["header_sha256"] = sha256_hex(header)
         return header
@@ -202,8 +213,10 @@ class ScoreEntry:
                     f"{path}: header key {raw.get('key')!r} does not match its ranker, version, "
                     f"params and data ({entry.key}); {hint}"
                 )
-            if raw.get("scores_sha256") != scores_sha256(scores):
+            checksum = scores_sha256(scores)
+            if raw.get("scores_sha256") != checksum:
                 raise ScoreFileError(f"{path}: scores do not match their scores_sha256 (edited?); {hint}")
+            entry.verified = (id(entry.scores), len(scores), checksum)
         if fmt == FORMAT and raw.get("header_sha256") != entry.header()["header_sha256"]:
             raise ScoreFileError(
                 f"{path}: header fields do not match their header_sha256 (label, n_pairs, libraries or "

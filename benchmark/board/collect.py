@@ -278,14 +278,13 @@ def inputs_sha256(board: Leaderboard, declaration: bytes | None = None) -> str:
     scores), held-out and task rows included. Two boards with the same digest show the same numbers."""
 
     from sourcesum.hashing import sha256_bytes, sha256_hex
-    from sourcesum.store import scores_sha256
 
     boards = [board, *board.tasks] + ([board.heldout] if board.heldout is not None else [])
     payload: dict[str, object] = {
         "declaration": sha256_bytes(declaration) if declaration is not None else None,
         "data": {s.name: s.sha256 for b in boards for s in b.splits},
         "entries": sorted(
-            [split, entry.key, scores_sha256(entry.scores)]
+            [split, entry.key, entry.scores_checksum()]
             for b in boards
             for row in b.rows
             for split, entry in row.entries.items()
