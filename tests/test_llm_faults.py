@@ -11,6 +11,7 @@ from __future__ import annotations
 import _thread
 import json
 import math
+import signal
 import threading
 import time
 from pathlib import Path
@@ -308,7 +309,7 @@ def test_a_pair_with_some_rated_sentences_keeps_the_lo_fallback(template, tmp_pa
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_an_interrupt_stops_every_request_and_retry_at_once(concurrency, template, tmp_path):
     """Against a server that never answers (each attempt would time out after 3 s and be
-    retried 3 times), Ctrl-C after 0.5 s ends the call within a second, and no request is sent
+    retried 3 times), Ctrl-C after 0.5 s ends the call within 2 s, and no request is sent
     after it: not the queued ones, not the retries of those in flight."""
     stalled = StalledServer()
     pair = make_pair(DOC + ["One more.", "And another."], SUMMARY)
@@ -321,6 +322,9 @@ def test_an_interrupt_stops_every_request_and_retry_at_once(concurrency, templat
         _thread.interrupt_main()
 
     timer = threading.Timer(0.5, interrupt)
+    # Python's own Ctrl-C handler, as in a terminal: a process started in the background by a
+    # shell inherits SIGINT ignored, and interrupt_main() then does nothing
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         timer.start()
         with pytest.raises(KeyboardInterrupt):
@@ -331,8 +335,10 @@ def test_an_interrupt_stops_every_request_and_retry_at_once(concurrency, templat
         after = stalled.posts
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
         stalled.close()
-    assert interrupted and returned - interrupted[0] < 1.0, returned - interrupted[0]
+    # within seconds (a second when idle; slack for a loaded machine), never the 3 s x 4 of retries
+    assert interrupted and returned - interrupted[0] < 2.0, returned - interrupted[0]
     assert sent == concurrency  # only the first requests were ever in flight
     assert after == sent and all(t < interrupted[0] for t in stalled.times)
 

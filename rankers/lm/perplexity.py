@@ -35,9 +35,10 @@ class PerplexityGainRanker(LMRanker):
     """
 
     name = "perplexity_gain"
-    reproduction_tolerance = 5e-6
+    reproduction_tolerance = 2e-5
     """Leave-one-out variants are batched and float32 sums differ in their last bits with the row
-    layout: the committed float32 scores are reproduced within 5e-6 (a test)."""
+    layout and the CPU's kernels: the committed float32 scores (computed on AMD EPYC) were
+    reproduced within 5.7e-6 there and within 5.3e-6 on an Intel Xeon; a test checks 2e-5."""
     version = "1"
     server_refusal = ""
 

@@ -33,9 +33,10 @@ class PMIRanker(LMRanker):
     """
 
     name = "pmi"
-    reproduction_tolerance = 1e-6
-    """Float32 sums differ in their last bits with the batch layout: the committed float32 scores
-    are reproduced within 1e-6 (a test)."""
+    reproduction_tolerance = 2e-5
+    """Float32 sums differ in their last bits with the batch layout and the CPU's kernels: the
+    committed float32 scores (computed on AMD EPYC) were reproduced within 1e-6 there and
+    within 6.2e-6 on an Intel Xeon; a test checks 2e-5."""
     version = "1"
     default_batch_size = 16
     uses_template = False
