@@ -12,13 +12,15 @@ plus once unconditioned for ``pmi``, the document once per document and each sum
 per layer, plus the output layer where logits are needed), and divides by the throughput of
 the Linear layers measured here on the model's own layer shapes, per dtype and per **matmul
 path** the installed torch offers: ``default`` (``torch.nn.functional.linear``: torch's BLAS,
-MKL on x86 wheels) and ``mkldnn`` (the layer converted by ``torch.utils.mkldnn.to_mkldnn``:
-oneDNN, dense inputs converted on the way in and out, as a model would run). It prints the CPU
-model, torch's BLAS and oneDNN build facts, the path with the highest throughput per dtype
-(``favoured``) and the floor under every path. Norms, attention scores, padding and Python
+MKL on x86 wheels) and ``onednn`` (the layer converted as the engine converts it with
+``matmul=onednn``: ``torch.utils.mkldnn.MkldnnLinear``, oneDNN, dense inputs converted on the way
+in and out). It prints the CPU model and vendor, torch's BLAS and oneDNN build facts, the path
+with the highest throughput per dtype (``favoured``), the path the engine's ``matmul=auto``
+takes here (``auto_path``, chosen from CPU and library facts, never from a timing) and the
+floor under every path. Norms, attention scores, padding and Python
 overhead are left out, so real runs can only be slower.
 
-    python scripts/bench_lm_floor.py [--threads 2] [--dtypes float32,bfloat16] [--paths default,mkldnn]
+    python scripts/bench_lm_floor.py [--threads 2] [--dtypes float32,bfloat16] [--paths default,onednn]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from collections import defaultdict
 import torch
 from sourcesum.data import dataset, load_split
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
+from sourcesum.rankers.lm.matmul import MATMUL_PATHS, cpu_vendor, favoured_path
 from sourcesum.rankers.lm.models import DEFAULT_LM, load_lm
 
 
@@ -80,21 +83,21 @@ def linear_shapes(model) -> tuple[list[tuple[int, int]], tuple[int, int]]:
     return body, (head.in_features, head.out_features)
 
 
-PATHS = ("default", "mkldnn")
+PATHS = MATMUL_PATHS
 
 
 def available_paths() -> list[str]:
     """The matmul paths this torch can run on the CPU."""
-    return ["default"] + (["mkldnn"] if torch.backends.mkldnn.is_available() else [])
+    return ["default"] + (["onednn"] if torch.backends.mkldnn.is_available() else [])
 
 
 def layer(n_in: int, n_out: int, dtype: torch.dtype, path: str) -> torch.nn.Module:
-    """A bias-free Linear layer of the shape, on ``path``."""
+    """A bias-free Linear layer of the shape, on ``path`` (``onednn``: as the engine converts it)."""
     linear = torch.nn.Linear(n_in, n_out, bias=False, dtype=dtype)
-    if path == "mkldnn":
-        from torch.utils.mkldnn import to_mkldnn
+    if path == "onednn":
+        from torch.utils.mkldnn import MkldnnLinear
 
-        return to_mkldnn(linear, dtype=dtype)
+        return MkldnnLinear(linear, dtype)
     return linear
 
 
@@ -146,8 +149,34 @@ def build_facts() -> dict[str, str]:
     return {
         "torch": torch.__version__,
         "blas": blas.group(1) if blas else "",
-        "mkldnn": onednn.group(1) if onednn else "",
+        "onednn": onednn.group(1) if onednn else "",
     }
+
+
+def measured_rates(paths: list[str], dtypes: list[str], body, head) -> dict[str, dict[str, dict[str, float]]]:
+    """GFLOP/s per path and dtype, ``{"body": ..., "head": ...}`` (or ``{"error": ...}`` where
+    the path cannot run the dtype on this CPU)."""
+    rates: dict[str, dict[str, dict[str, float]]] = {}
+    for path in paths:
+        rates[path] = {}
+        for name in dtypes:
+            dtype = getattr(torch, name)
+            try:
+                rates[path][name] = {
+                    "body": throughput(body, dtype, path),
+                    "head": throughput([head], dtype, path),
+                }
+            except RuntimeError as exc:  # e.g. a dtype this path does not run on this CPU
+                rates[path][name] = {"error": str(exc).splitlines()[0]}  # type: ignore[dict-item]
+    return rates
+
+
+def floor_seconds(
+    count: dict[str, int], body_flops: float, head_flops: float, rate: dict[str, float]
+) -> float:
+    """Seconds of matmuls: tokens through the body x body FLOPs / body rate, plus tokens whose
+    logits are needed x output-layer FLOPs / its rate."""
+    return count["body"] * body_flops / 1e9 / rate["body"] + count["logits"] * head_flops / 1e9 / rate["head"]
 
 
 def main() -> None:
@@ -169,22 +198,13 @@ def main() -> None:
     head_flops = 2 * head[0] * head[1]
     splits = [load_split(s) for s in dataset("sourcesum").board_splits()]
     counts = token_counts(lm.tokenizer, documents(splits))
-    rates: dict[str, dict[str, dict[str, float]]] = {}  # path -> dtype -> body/head
-    for path in paths:
-        rates[path] = {}
-        for name in args.dtypes.split(","):
-            dtype = getattr(torch, name)
-            try:
-                rates[path][name] = {
-                    "body": throughput(body, dtype, path),
-                    "head": throughput([head], dtype, path),
-                }
-            except RuntimeError as exc:  # e.g. a dtype this path does not run on this CPU
-                rates[path][name] = {"error": str(exc).splitlines()[0]}  # type: ignore[dict-item]
+    rates = measured_rates(paths, args.dtypes.split(","), body, head)
     report: dict[str, object] = {
         "model": args.model,
         "cpu": cpu_model(),
+        "cpu_vendor": cpu_vendor(),
         "build": build_facts(),
+        "auto_path": {"float32": favoured_path("cpu", "float32")},
         "threads": torch.get_num_threads(),
         "gflop_per_token": {"body": body_flops / 1e9, "logits": head_flops / 1e9},
         "gflops_per_s": rates,
@@ -201,10 +221,7 @@ def main() -> None:
             for name, rate in by_dtype.items():
                 if "body" not in rate:
                     continue
-                seconds = (
-                    count["body"] * body_flops / 1e9 / rate["body"]
-                    + count["logits"] * head_flops / 1e9 / rate["head"]
-                )
+                seconds = floor_seconds(count, body_flops, head_flops, rate)
                 entry[f"floor_min_{path}_{name}"] = round(seconds / 60, 1)
         report["rankers"][ranker] = entry  # type: ignore[index]
     keys = {k for r in report["rankers"].values() for k in r if k.startswith("floor_min_")}  # type: ignore[union-attr]

@@ -24,6 +24,13 @@ rows in leaderboard.toml pin ``dtype = "float32"``), without recomputing it:
     python scripts/bench_lm_speed.py [--dtype auto] [--docs N] [--rankers perplexity_gain,pmi,attention]
                                      [--scores-dir DIR] [--threads 2]
 
+``--matmul`` picks the Linear layers' kernels (default, onednn, auto: see
+``sourcesum.rankers.lm.matmul``); ``attribution`` (which needs gradients) runs on ``default``.
+For ``perplexity_gain``, ``pmi`` and ``attention`` it also prints the ratio of the wall time to
+the ranker's **floor on the same pairs** (``scripts/bench_lm_floor.py``: the tokens the ranker
+runs through the model x the Linear FLOPs per token / the throughput measured here just before,
+on every matmul path; the ratio is against the best path's floor).
+
 Run it on a quiet machine: the figures are wall times; ``uptime``'s load is printed before and after.
 """
 
@@ -35,6 +42,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -50,6 +58,8 @@ from sourcesum.stats import ALPHA
 from sourcesum.store import ScoreStore, StoreStack
 
 LM_RANKERS = ("perplexity_gain", "pmi", "attention")
+FLOORED = ("perplexity_gain", "pmi", "attention")
+"""The rankers whose matmul work bench_lm_floor counts."""
 NDCG_TOLERANCE, MAP_TOLERANCE = 0.003, 0.005
 
 
@@ -70,11 +80,37 @@ def sample_ids(splits, docs: int | None) -> frozenset[str] | None:
     return frozenset(p.id for s in splits for p in s if p.document_key in keys)
 
 
-def time_rankers(names, dtype, device, splits, store, selection) -> dict[str, list]:
-    """Run each ranker over the splits; print its time and throughput; return its runs."""
-    runs = {}
+def floors(names, dtype: str, splits, ids) -> dict[str, float]:
+    """Seconds of matmul work per ranker on the selected pairs under the fastest path measured
+    now (bench_lm_floor's count and throughput), for the rankers it counts."""
+    import bench_lm_floor as floor  # scripts/ is on sys.path when this script runs
+
+    lm = create_ranker("pmi", dtype="float32", device="cpu").lm()
+    body, head = floor.linear_shapes(lm.model)
+    body_flops, head_flops = sum(2 * i * o for i, o in body), 2 * head[0] * head[1]
+    chosen = [SimpleNamespace(pairs=[p for p in s.pairs if ids is None or p.id in ids]) for s in splits]
+    counts = floor.token_counts(lm.tokenizer, floor.documents(chosen))
+    rates = floor.measured_rates(floor.available_paths(), [dtype], body, head)
+    usable = {path: r[dtype] for path, r in rates.items() if "body" in r[dtype]}
+    print(
+        "matmul throughput now (GFLOP/s, body/output layer): "
+        + "; ".join(f"{p} {r['body']:.0f}/{r['head']:.0f}" for p, r in usable.items()),
+        flush=True,
+    )
+    return {
+        name: min(floor.floor_seconds(counts[name], body_flops, head_flops, r) for r in usable.values())
+        for name in names
+        if name in FLOORED
+    }
+
+
+def time_rankers(names, dtype, device, splits, store, selection, matmul="default") -> tuple[dict, dict]:
+    """Run each ranker over the splits; print its time and throughput; return its runs and its
+    seconds."""
+    runs, times = {}, {}
     for name in names:
-        ranker = create_ranker(name, dtype=dtype, device=device)
+        path = "default" if name == "attribution" and matmul == "onednn" else matmul
+        ranker = create_ranker(name, dtype=dtype, device=device, matmul=path)
         start = time.perf_counter()
         lm = ranker.lm()
         loaded = time.perf_counter() - start
@@ -82,12 +118,13 @@ def time_rankers(names, dtype, device, splits, store, selection) -> dict[str, li
         runs[name] = run_splits(ranker, splits, store, selection, progress=False)
         seconds = time.perf_counter() - start
         n = sum(len(r.pairs) for r in runs[name])
+        times[name] = seconds
         print(
-            f"{name:16s} dtype {ranker.dtype:8s} {n:5d} pairs  {seconds / 60:7.2f} min  "
+            f"{name:16s} dtype {ranker.dtype:8s} matmul {ranker.matmul:7s} {n:5d} pairs  {seconds / 60:7.2f} min  "
             f"{n / seconds:6.3f} pairs/s  (model load {loaded:.1f} s, {lm.model.dtype}, {lm.device})",
             flush=True,
         )
-    return runs
+    return runs, times
 
 
 def spearman_agreement(runs, committed: ScoreStore) -> None:
@@ -190,6 +227,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=None, help="first N documents of each corpus only")
     parser.add_argument("--scores-dir", type=Path, default=None, help="keep the new entries here")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--matmul", default="default", choices=("default", "onednn", "auto"))
     parser.add_argument("--no-compare", action="store_true", help="timings only")
     args = parser.parse_args()
     if args.threads:
@@ -207,10 +245,16 @@ def main() -> None:
     root = args.scores_dir or Path(temporary.name)  # type: ignore[union-attr]
     store = ScoreStore(root)
     start = time.perf_counter()
-    runs = time_rankers(names, args.dtype, args.device, splits, store, selection)
+    runs, times = time_rankers(names, args.dtype, args.device, splits, store, selection, args.matmul)
     print(
         f"{'total':16s} {(time.perf_counter() - start) / 60:.2f} min; load after {load_average()}", flush=True
     )
+    if args.device == "cpu":
+        dtype = create_ranker(names[0], dtype=args.dtype, device="cpu").dtype
+        for name, seconds in floors(names, dtype, splits, ids).items():
+            print(
+                f"{name:16s} floor {seconds / 60:6.2f} min (best path)  wall / floor {times[name] / seconds:5.2f}"
+            )
     if not args.no_compare:
         committed = ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)
         spearman_agreement(runs, committed)

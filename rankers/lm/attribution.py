@@ -236,6 +236,7 @@ class AttributionRanker(LMRanker):
     version = "1"
     default_batch_size = 4
     linears_only = False  # its bfloat16 figures (docs/performance.md) are for the whole model in bfloat16
+    needs_gradients = True
     server_refusal = "OpenAI-compatible servers return no gradients; use backend=local"
 
     param_specs = {

@@ -11,7 +11,9 @@ from sourcesum.data import Pair
 from sourcesum.errors import ParameterError, RankerError
 from sourcesum.params import Param, signature_params
 from sourcesum.rankers.base import Ranker
+from sourcesum.rankers.device import resolve_device
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, Context, check_length
+from sourcesum.rankers.lm.matmul import MATMUL_CHOICES, favoured_path, onednn_problem
 from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm, resolve_dtype_name, weights_identity
 
 if TYPE_CHECKING:
@@ -21,9 +23,14 @@ if TYPE_CHECKING:
 BACKENDS = ("local", "openai")
 PROMPT_FORMATS = ("tokens", "text")
 LOGPROBS_APIS = ("echo", "prompt_logprobs")
-UNKEYED_DEFAULTS: dict[str, Any] = {"backend": "local", "prompt_format": "tokens", "tokenizer": None}
-"""The keyed server parameters, left out of the canonical parameters (hence of keys and labels)
-at these values, their defaults: the entries computed before they existed keep their keys."""
+UNKEYED_DEFAULTS: dict[str, Any] = {
+    "backend": "local",
+    "prompt_format": "tokens",
+    "tokenizer": None,
+    "matmul": "default",
+}
+"""Keyed parameters left out of the canonical parameters (hence of keys and labels) at these
+values, their defaults: the entries computed before they existed keep their keys."""
 
 ServerPlan = tuple[list["Continuation"], Callable[[Sequence[float]], list[Sequence[float]]]]
 """What a document's scores need from a server: the log-likelihoods (continuations), and how
@@ -36,12 +43,14 @@ class LMRanker(Ranker):
     The options every LM ranker takes live here, in :meth:`__init__`: ``model`` (hub name or
     local path; default SmolLM2-135M-Instruct, offline), ``template`` (causal prompt; rankers
     with ``uses_template = False`` take none), ``device`` (auto/cuda/mps/cpu), ``dtype``
-    (float32/bfloat16/float16/auto) and ``batch_size`` (default ``default_batch_size``). A
-    subclass's ``__init__`` takes its own keywords plus ``**options`` for these, and
-    :meth:`parameters` lists both. ``device`` and ``batch_size`` are left out of the cache key;
-    ``dtype`` is not, since it changes the scores: ``auto`` is resolved when the ranker is made
-    (:func:`~sourcesum.rankers.lm.models.resolve_dtype_name`), so the key and label hold the
-    precision actually used, never ``auto``.
+    (float32/bfloat16/float16/auto), ``matmul`` (default/onednn/auto: which kernels run the
+    Linear layers, :mod:`~sourcesum.rankers.lm.matmul`) and ``batch_size`` (default
+    ``default_batch_size``). A subclass's ``__init__`` takes its own keywords plus ``**options``
+    for these, and :meth:`parameters` lists both. ``device`` and ``batch_size`` are left out of
+    the cache key; ``dtype`` and ``matmul`` are not, since they change the scores: ``auto`` is
+    resolved when the ranker is made (:func:`~sourcesum.rankers.lm.models.resolve_dtype_name`,
+    :func:`~sourcesum.rankers.lm.matmul.favoured_path`), so the key and label hold the precision
+    and path actually used, never ``auto``; ``matmul=default`` is left out of them.
 
     ``backend=openai`` computes the same log-likelihoods on an OpenAI-compatible server
     (:mod:`sourcesum.rankers.lm.server`; rankers with an empty :attr:`server_refusal` only):
@@ -76,6 +85,11 @@ class LMRanker(Ranker):
         "device": Param(str, "where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")),
         "dtype": Param(
             str, "weights and activations precision", choices=("float32", "bfloat16", "float16", "auto")
+        ),
+        "matmul": Param(
+            str,
+            "kernels of the Linear layers: default (torch's BLAS), onednn (CPU, float32), auto (chosen by CPU and libraries)",
+            choices=MATMUL_CHOICES,
         ),
         "batch_size": Param(int, "sequences per forward pass (not in the cache key)", min=1),
         "template": Param(str, "causal LMs: prompt with {document} and {summary}", multiline=True),
@@ -121,6 +135,8 @@ class LMRanker(Ranker):
     server_refusal: ClassVar[str] = (
         "it reads the model's internals, which a server's completions do not return"
     )
+    needs_gradients: ClassVar[bool] = False
+    """True: the ranker back-propagates through the model, which ``matmul=onednn`` cannot."""
     """Why ``backend=openai`` is refused (empty: it is supported; see :meth:`server_problem`)."""
     unkeyed_defaults: ClassVar[Mapping[str, Any]] = UNKEYED_DEFAULTS
     """Parameters left out of :meth:`get_params` (so of the key and the label) when they have
@@ -133,6 +149,7 @@ class LMRanker(Ranker):
         device: str = "auto",
         dtype: str = "float32",
         batch_size: int | None = None,
+        matmul: str = "default",
         backend: str = "local",
         base_url: str | None = None,
         prompt_format: str = "tokens",
@@ -158,6 +175,7 @@ class LMRanker(Ranker):
         )
         # the key holds the precision actually used, never "auto" (servers choose their own)
         self.dtype = resolve_dtype_name(dtype, device) if backend == "local" else dtype
+        self.matmul = type(self).resolve_matmul(matmul, backend, device, self.dtype)
         if self.uses_template:
             self.template = template
         if backend == "openai":
@@ -171,6 +189,29 @@ class LMRanker(Ranker):
         self._store_root: Path | None = None
         self._server: ServerLM | None = None
         self._counters: RequestCounters | None = None
+
+    @classmethod
+    def resolve_matmul(cls, matmul: str, backend: str, device: str, dtype: str) -> str:
+        """The path ``matmul`` names for this ranker (``auto``: :func:`favoured_path`, or
+        ``default`` for rankers that need gradients); error where ``onednn`` cannot run."""
+        if backend != "local":
+            if matmul == "onednn":
+                raise ParameterError(f"parameter {cls.name}.matmul=onednn is for backend=local only")
+            return "default"
+        if matmul == "default":
+            return matmul
+        device = resolve_device(device)
+        if matmul == "auto":
+            return "default" if cls.needs_gradients else favoured_path(device, dtype)
+        if matmul == "onednn":
+            problem = (
+                "it has no backward pass, which this ranker needs"
+                if cls.needs_gradients
+                else onednn_problem(device, dtype)
+            )
+            if problem:
+                raise ParameterError(f"ranker {cls.name} cannot use matmul=onednn: {problem}")
+        return matmul
 
     @classmethod
     def server_problem(cls, params: Mapping[str, Any]) -> str:
@@ -190,7 +231,13 @@ class LMRanker(Ranker):
                 if out.get(name, UNKEYED_DEFAULTS[name]) != UNKEYED_DEFAULTS[name]:
                     raise ParameterError(f"parameter {cls.name}.{name} is for backend=openai only")
             out["dtype"] = resolve_dtype_name(params["dtype"], runtime.get("device", "auto"))
+            out["matmul"] = cls.resolve_matmul(
+                params.get("matmul", "default"), "local", runtime.get("device", "auto"), out["dtype"]
+            )
         else:
+            out["matmul"] = cls.resolve_matmul(
+                params.get("matmul", "default"), "openai", "auto", str(out.get("dtype"))
+            )
             refusal = cls.server_problem(params)
             if refusal:
                 raise ParameterError(f"ranker {cls.name} cannot use backend=openai: {refusal}")
@@ -219,6 +266,7 @@ class LMRanker(Ranker):
             self.dtype,
             eager_attention=self.eager_attention,
             linears_only=self.linears_only,
+            matmul=self.matmul,
         )
 
     def provenance(self) -> dict[str, str]:

@@ -85,7 +85,8 @@ class LoadedLM:
     device: str
 
 
-_LOADED: dict[tuple[str, str, str, str], LoadedLM] = {}
+_LOADED: dict[tuple[str, str, str, str, str], LoadedLM] = {}
+"""Loaded models by (name, device, dtype, attention implementation, matmul path)."""
 _REGISTERED: set[str] = set()
 """Names given to :func:`register_loaded`: in-memory models, whose weights no file identifies."""
 
@@ -496,9 +497,10 @@ def resolve_dtype(dtype: str, device: str) -> Any:  # a torch.dtype
     return getattr(torch, resolve_dtype_name(dtype, device))
 
 
-def prepare_model(model: Any, reduced_linears: Any = None) -> None:
+def prepare_model(model: Any, reduced_linears: Any = None, matmul: str = "default") -> None:
     """Exact fused norms and rotary embeddings (:mod:`~sourcesum.rankers.lm.kernels`), then,
-    given a reduced torch dtype, Linear layers in it (:func:`~sourcesum.rankers.lm.precision.reduce_linears`)."""
+    given a reduced torch dtype, Linear layers in it (:func:`~sourcesum.rankers.lm.precision.reduce_linears`),
+    or with ``matmul="onednn"`` Linear layers on oneDNN (:func:`~sourcesum.rankers.lm.matmul.use_onednn`)."""
     from sourcesum.rankers.lm.kernels import fuse_norms, fuse_rotary
 
     fuse_norms(model)
@@ -507,6 +509,10 @@ def prepare_model(model: Any, reduced_linears: Any = None) -> None:
         from sourcesum.rankers.lm.precision import reduce_linears
 
         reduce_linears(model, reduced_linears)
+    if matmul == "onednn":
+        from sourcesum.rankers.lm.matmul import use_onednn
+
+        use_onednn(model)
 
 
 def _packaged_model(name: str, dtype: Any, attn: str) -> tuple[Any, Any, Any]:
@@ -544,19 +550,21 @@ def load_lm(
     dtype: str = "float32",
     eager_attention: bool = False,
     linears_only: bool = False,
+    matmul: str = "default",
 ) -> LoadedLM:
     """Load (once per process) a causal or seq2seq LM and its tokenizer, in eval mode.
 
     ``eager_attention`` selects ``attn_implementation="eager"``, needed for attention outputs.
     ``linears_only`` with a reduced ``dtype`` loads the model in float32 and runs only its
     Linear layers in ``dtype`` (:mod:`sourcesum.rankers.lm.precision`); otherwise the whole
-    model is in ``dtype``. Packaged models load from their verified dequantized copy.
+    model is in ``dtype``. ``matmul`` is a resolved path of :mod:`~sourcesum.rankers.lm.matmul`
+    (``default`` or ``onednn``). Packaged models load from their verified dequantized copy.
     """
     device = resolve_device(device)
     dtype = resolve_dtype_name(dtype, device)
     reduce = linears_only and dtype != "float32"
     attn = "eager" if eager_attention else "sdpa"
-    key = (name, device, dtype + ("-linears" if reduce else ""), attn)
+    key = (name, device, dtype + ("-linears" if reduce else ""), attn, matmul)
     if key in _LOADED:
         return _LOADED[key]
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
@@ -583,7 +591,7 @@ def load_lm(
         ) from exc
     seq2seq = bool(getattr(config, "is_encoder_decoder", False))
     model.to(device).eval()
-    prepare_model(model, resolve_dtype(dtype, device) if reduce else None)
+    prepare_model(model, resolve_dtype(dtype, device) if reduce else None, matmul)
     loaded = LoadedLM(name=name, model=model, tokenizer=tokenizer, seq2seq=seq2seq, device=device)
     _LOADED[key] = loaded
     return loaded
@@ -597,16 +605,23 @@ def register_loaded(
     dtype: str = "float32",
     eager_attention: bool = False,
     linears_only: bool = False,
+    matmul: str = "default",
 ) -> LoadedLM:
     """Make an in-memory model loadable by ``name`` (tests build tiny models from configs);
     ``linears_only`` with a reduced ``dtype``: a float32 ``model`` whose Linear layers this
-    converts in place, as :func:`load_lm` does. Its :func:`weights_identity` says in-memory,
-    unverified: no file identifies its weights."""
+    converts in place, as :func:`load_lm` does (likewise ``matmul="onednn"``). Its
+    :func:`weights_identity` says in-memory, unverified: no file identifies its weights."""
     reduce = linears_only and dtype != "float32"
-    prepare_model(model, resolve_dtype(dtype, device) if reduce else None)
+    prepare_model(model, resolve_dtype(dtype, device) if reduce else None, matmul)
     seq2seq = bool(getattr(model.config, "is_encoder_decoder", False))
     loaded = LoadedLM(name=name, model=model.eval(), tokenizer=tokenizer, seq2seq=seq2seq, device=device)
-    key = (name, device, dtype + ("-linears" if reduce else ""), "eager" if eager_attention else "sdpa")
+    key = (
+        name,
+        device,
+        dtype + ("-linears" if reduce else ""),
+        "eager" if eager_attention else "sdpa",
+        matmul,
+    )
     _LOADED[key] = loaded
     _REGISTERED.add(name)
     return loaded
