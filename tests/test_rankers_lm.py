@@ -10,7 +10,7 @@ import torch
 from helpers import make_pair, make_split, tiny_bart, tiny_llama, tiny_tokenizer
 from sourcesum.configs import Configuration
 from sourcesum.data import dataset, load_split
-from sourcesum.errors import SourceSumError
+from sourcesum.errors import ParameterError, SourceSumError
 from sourcesum.paths import PROJECT_ROOT
 from sourcesum.rankers import RANKERS, create_ranker
 from sourcesum.rankers.lm.engine import naive_nll
@@ -191,6 +191,35 @@ def test_a_document_longer_than_the_context_window_names_the_pair(tiny_causal):
     long_pair = make_pair(["word " * 600, "more words here."], "summary", pair_id="long__7")
     with pytest.raises(SourceSumError, match="pair long__7: .* exceed the model's limit of 512"):
         create_ranker("perplexity_gain", model="tiny-causal").score(long_pair)
+
+
+@pytest.mark.parametrize("ranker", ["perplexity_gain", "attention"])
+def test_overflow_ties_scores_only_the_pairs_that_do_not_fit_as_ties(tiny_causal, ranker):
+    """A document of about 500 tokens: its short summary fits the 512-token window, its long
+    one does not. Under overflow=ties the long pair's candidates all score 0 and are counted;
+    the short pair scores as it does alone, whatever it is scored with."""
+    doc = ["word " * 480, "more words here.", "and the end."]
+    short = make_pair(doc, "summary", pair_id="long__0")
+    long = make_pair(doc, "a much longer summary " * 12, pair_id="long__1")
+    ranker_ = create_ranker(ranker, model="tiny-causal", overflow="ties")
+    assert "overflow=ties" in ranker_.label
+    together = ranker_.score_batch([short, long])
+    assert ranker_.report() == {"overflow_pairs": 1}
+    assert list(together[1]) == [0.0, 0.0, 0.0]
+    alone = create_ranker(ranker, model="tiny-causal").score(short)
+    np.testing.assert_allclose(together[0], alone, rtol=0, atol=1e-6)
+    assert ranker_.report() == {}  # the counter restarts
+    with pytest.raises(SourceSumError, match="pair long__1: .* overflow=ties"):
+        create_ranker(ranker, model="tiny-causal").score_batch([short, long])
+
+
+def test_overflow_is_keyed_only_off_its_default():
+    assert Configuration.of("attention", {"overflow": "error"}).params == Configuration.of("attention").params
+    assert Configuration.of("attention", {"overflow": "ties"}).params["overflow"] == "ties"
+    with pytest.raises(ParameterError, match="backend=local only"):
+        Configuration.of(
+            "pmi", {"overflow": "ties", "backend": "openai", "base_url": "http://127.0.0.1:1/v1"}
+        )
 
 
 # --- sharing is the runner's: LM rankers share work within the document groups handed over ----

@@ -119,7 +119,7 @@ class AttentionRanker(LMRanker):
         if lm.seq2seq:
             masses: list[np.ndarray] = []
             context = seq2seq_context(tok, sentences)
-            self.check_fits(context, pairs, 0)
+            self.check_fits(context, pairs, [0] * len(pairs))
             ids = torch.tensor([context.ids()], device=model.device)
             encoded = model.get_encoder()(input_ids=ids)
             for pair in pairs:
@@ -130,7 +130,7 @@ class AttentionRanker(LMRanker):
             return [m.tolist() for m in masses]
         context = causal_context(tok, sentences, self.template)
         summaries = [causal_summary(tok, p.summary) for p in pairs]
-        self.check_fits(context, pairs, max(map(len, summaries)))
+        self.check_fits(context, pairs, [len(s) for s in summaries])
         state = run_context(model, context.ids())
         rows: dict[int, np.ndarray] = {}
         for bucket in batches(model, [len(s) for s in summaries], self.batch_size):

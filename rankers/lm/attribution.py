@@ -288,7 +288,7 @@ class AttributionRanker(LMRanker):
         lm = self.lm()
         context = self.context(lm, pairs[0].sentences)
         summaries = [self.summary_tokens(lm, p.summary) for p in pairs]
-        self.check_fits(context, pairs, 0 if lm.seq2seq else max(map(len, summaries)))
+        self.check_fits(context, pairs, [0 if lm.seq2seq else len(s) for s in summaries])
         attributions = token_attributions(
             lm, context, summaries, self.method, max(1, int(self.batch_size)), self.steps, self.baseline
         )

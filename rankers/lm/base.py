@@ -12,7 +12,7 @@ from sourcesum.errors import ParameterError, RankerError
 from sourcesum.params import Param, signature_params
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.device import resolve_device
-from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, Context, check_length
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, Context, WindowOverflow, check_length
 from sourcesum.rankers.lm.matmul import MATMUL_CHOICES, favoured_path, onednn_problem
 from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm, resolve_dtype_name, weights_identity
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from sourcesum.rankers.lm.server import Continuation, ServerLM
 
 BACKENDS = ("local", "openai")
+OVERFLOWS = ("error", "ties")
 PROMPT_FORMATS = ("tokens", "text")
 LOGPROBS_APIS = ("echo", "prompt_logprobs")
 UNKEYED_DEFAULTS: dict[str, Any] = {
@@ -28,6 +29,7 @@ UNKEYED_DEFAULTS: dict[str, Any] = {
     "prompt_format": "tokens",
     "tokenizer": None,
     "matmul": "default",
+    "overflow": "error",
 }
 """Keyed parameters left out of the canonical parameters (hence of keys and labels) at these
 values, their defaults: the entries computed before they existed keep their keys."""
@@ -51,6 +53,13 @@ class LMRanker(Ranker):
     resolved when the ranker is made (:func:`~sourcesum.rankers.lm.models.resolve_dtype_name`,
     :func:`~sourcesum.rankers.lm.matmul.favoured_path`), so the key and label hold the precision
     and path actually used, never ``auto``; ``matmul=default`` is left out of them.
+
+    ``overflow`` is the context-window policy: ``error`` (default, left out of keys) stops at the
+    first pair whose input exceeds the model's window, naming it; ``ties`` (keyed, so it shows in
+    the label) gives every candidate of such a pair the score 0, so the pair's measures are their
+    expectations over the orderings of its candidates, and counts those pairs in
+    :meth:`report` (``overflow_pairs``). Whether a pair fits depends on it alone: the document and
+    its own summary, never on the pairs scored with it.
 
     ``backend=openai`` computes the same log-likelihoods on an OpenAI-compatible server
     (:mod:`sourcesum.rankers.lm.server`; rankers with an empty :attr:`server_refusal` only):
@@ -90,6 +99,11 @@ class LMRanker(Ranker):
             str,
             "kernels of the Linear layers: default (torch's BLAS), onednn (CPU, float32), auto (chosen by CPU and libraries)",
             choices=MATMUL_CHOICES,
+        ),
+        "overflow": Param(
+            str,
+            "pairs longer than the model's window: error (stop, naming the pair) or ties (every candidate scores 0, counted)",
+            choices=OVERFLOWS,
         ),
         "batch_size": Param(int, "sequences per forward pass (not in the cache key)", min=1),
         "template": Param(str, "causal LMs: prompt with {document} and {summary}", multiline=True),
@@ -150,6 +164,7 @@ class LMRanker(Ranker):
         dtype: str = "float32",
         batch_size: int | None = None,
         matmul: str = "default",
+        overflow: str = "error",
         backend: str = "local",
         base_url: str | None = None,
         prompt_format: str = "tokens",
@@ -176,6 +191,11 @@ class LMRanker(Ranker):
         # the key holds the precision actually used, never "auto" (servers choose their own)
         self.dtype = resolve_dtype_name(dtype, device) if backend == "local" else dtype
         self.matmul = type(self).resolve_matmul(matmul, backend, device, self.dtype)
+        self.overflow, self._overflowed = overflow, 0
+        if overflow != "error" and backend != "local":
+            raise ParameterError(
+                f"parameter {self.name}.overflow={overflow} is for backend=local only (a server applies its own limit)"
+            )
         if self.uses_template:
             self.template = template
         if backend == "openai":
@@ -235,6 +255,8 @@ class LMRanker(Ranker):
                 params.get("matmul", "default"), "local", runtime.get("device", "auto"), out["dtype"]
             )
         else:
+            if out.get("overflow", "error") != "error":
+                raise ParameterError(f"parameter {cls.name}.overflow is for backend=local only")
             out["matmul"] = cls.resolve_matmul(
                 params.get("matmul", "default"), "openai", "auto", str(out.get("dtype"))
             )
@@ -321,10 +343,12 @@ class LMRanker(Ranker):
         """``backend=openai``: the requests since the last call (``requests``, ``cache_hits``,
         ``retries_<cause>``, ``prompt_tokens``, ``loglikelihoods``, ...); the counters restart.
         ``backend=local``: nothing."""
-        if self._counters is None:
-            return {}
-        out = self._counters.report()
-        self._counters.reset()
+        out: dict[str, Any] = {}
+        if self._overflowed:
+            out["overflow_pairs"], self._overflowed = self._overflowed, 0
+        if self._counters is not None:
+            out.update(self._counters.report())
+            self._counters.reset()
         return out
 
     def server_plan(self, pairs: Sequence[Pair]) -> ServerPlan:
@@ -333,11 +357,13 @@ class LMRanker(Ranker):
         raise NotImplementedError
 
     # -- scoring ------------------------------------------------------------------------------------
-    def check_fits(self, context: Context, pairs: Sequence[Pair], extra: int) -> None:
-        """Error naming the pair when context + ``extra`` tokens exceed the model's window."""
+    def check_fits(self, context: Context, pairs: Sequence[Pair], extras: Sequence[int]) -> None:
+        """Error naming the first pair whose context + its own ``extras`` tokens (e.g. its
+        summary's) exceed the model's window."""
         config = self.lm().model.config
         limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
-        check_length(context, extra, limit, pairs[0].id)
+        for pair, extra in zip(pairs, extras, strict=True):
+            check_length(context, extra, limit, pair.id)
 
     def score(self, pair: Pair) -> Sequence[float]:
         return self.score_batch([pair])[0]
@@ -360,9 +386,22 @@ class LMRanker(Ranker):
             return [by_summary[(p.document_key, p.sentences, p.summary)] for p in pairs]
         for key, members in groups.items():
             unique = list({p.summary: p for p in members}.values())
-            for pair, scores in zip(unique, self.score_document(unique), strict=True):
+            for pair, scores in zip(unique, self._score_within_window(unique), strict=True):
                 by_summary[(*key, pair.summary)] = scores
         return [by_summary[(p.document_key, p.sentences, p.summary)] for p in pairs]
+
+    def _score_within_window(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        """:meth:`score_document`, under the ``overflow`` policy: with ``ties``, a document
+        whose group overflows is scored pair by pair, so each pair's fate is its own."""
+        try:
+            return self.score_document(pairs)
+        except WindowOverflow:
+            if self.overflow == "error":
+                raise
+            if len(pairs) == 1:
+                self._overflowed += 1
+                return [[0.0] * len(pairs[0].sentences)]
+        return [self._score_within_window([pair])[0] for pair in pairs]
 
     def _score_on_server(
         self,

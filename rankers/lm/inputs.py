@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from sourcesum.errors import SourceSumError
+from sourcesum.errors import RankerError, SourceSumError
 
 DEFAULT_TEMPLATE = "Document: {document}\n\nSummary:{summary}"
 
@@ -120,11 +120,15 @@ def seq2seq_summary(tokenizer: Any, summary: str) -> tuple[int, ...]:
     return tuple(tokenizer(text_target=summary)["input_ids"])
 
 
+class WindowOverflow(RankerError):
+    """A pair's input is longer than the model's context window."""
+
+
 def check_length(context: Context, extra: int, limit: int | None, pair_id: str) -> None:
-    """A clear error when a pair does not fit the model's context window."""
+    """A clear error (:class:`WindowOverflow`) when a pair does not fit the model's context window."""
     total = len(context.ids()) + extra
     if limit is not None and total > limit:
-        raise SourceSumError(
+        raise WindowOverflow(
             f"pair {pair_id}: {total} tokens exceed the model's limit of {limit}; "
-            "use a model with a longer context"
+            "use a model with a longer context, or overflow=ties to score such pairs as all ties"
         )

@@ -70,11 +70,11 @@ class PerplexityGainRanker(LMRanker):
         if lm.seq2seq:
             context = seq2seq_context(lm.tokenizer, sentences)
             summaries = [seq2seq_summary(lm.tokenizer, p.summary) for p in pairs]
-            self.check_fits(context, pairs, 0)
+            self.check_fits(context, pairs, [0] * len(pairs))
             return seq2seq_ablation_nll(lm.model, context, summaries, self.ablation, self.batch_size)
         context = causal_context(lm.tokenizer, sentences, self.template)
         summaries = [causal_summary(lm.tokenizer, p.summary) for p in pairs]
-        self.check_fits(context, pairs, max(map(len, summaries)))
+        self.check_fits(context, pairs, [len(s) for s in summaries])
         return causal_ablation_nll(lm.model, context, summaries, self.ablation, self.batch_size)
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
