@@ -213,6 +213,43 @@ def test_overflow_ties_scores_only_the_pairs_that_do_not_fit_as_ties(tiny_causal
         create_ranker(ranker, model="tiny-causal").score_batch([short, long])
 
 
+def test_shortlist_ablates_only_the_bm25_top_k_and_ranks_the_rest_below(tiny_causal):
+    """shortlist=2: each pair's two BM25-best sentences get the gains a full run gives them; the
+    others tie just below the pair's lowest shortlisted gain."""
+    doc = [
+        "The council voted to build a bridge over the river.",
+        "It rained all week.",
+        "The bridge will cost forty million dollars.",
+        "A local football club signed a new goalkeeper.",
+        "Tickets for the concert go on sale next month.",
+    ]
+    pairs = [
+        make_pair(doc, "The council will build a bridge costing forty million dollars.", pair_id="hand__0"),
+        make_pair(
+            doc, "The football club signed a goalkeeper; concert tickets go on sale.", pair_id="hand__1"
+        ),
+    ]
+    full = create_ranker("perplexity_gain", model="tiny-causal").score_batch(pairs)
+    ranker = create_ranker("perplexity_gain", model="tiny-causal", shortlist=2)
+    assert "shortlist=2" in ranker.label
+    short = ranker.score_batch(pairs)
+    for pair, all_, some, expected in zip(pairs, full, short, [{0, 2}, {3, 4}], strict=True):
+        assert ranker.shortlisted(pair) == sorted(expected)
+        kept = sorted(expected)
+        np.testing.assert_allclose([some[i] for i in kept], [all_[i] for i in kept], rtol=0, atol=1e-5)
+        rest = [some[i] for i in range(len(doc)) if i not in expected]
+        assert len(set(rest)) == 1 and rest[0] < min(some[i] for i in kept)
+        assert rest[0] == np.nextafter(min(some[i] for i in kept), -np.inf)
+
+
+def test_shortlist_is_keyed_only_off_its_default_and_covers_all_when_large(tiny_causal):
+    plain = Configuration.of("perplexity_gain", {"dtype": "float32"})
+    assert Configuration.of("perplexity_gain", {"dtype": "float32", "shortlist": 0}).params == plain.params
+    assert "shortlist" not in plain.params
+    pair = make_pair(["One.", "Two.", "Three."], "One two.")
+    assert create_ranker("perplexity_gain", model="tiny-causal", shortlist=5).shortlisted(pair) == [0, 1, 2]
+
+
 def test_overflow_is_keyed_only_off_its_default():
     assert Configuration.of("attention", {"overflow": "error"}).params == Configuration.of("attention").params
     assert Configuration.of("attention", {"overflow": "ties"}).params["overflow"] == "ties"

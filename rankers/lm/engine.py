@@ -328,17 +328,25 @@ def variant_groups(
 
 @torch.inference_mode()
 def causal_ablation_nll(
-    model: Any, context: Context, summaries: Sequence[Sequence[int]], ablation: str, batch_size: int
+    model: Any,
+    context: Context,
+    summaries: Sequence[Sequence[int]],
+    ablation: str,
+    batch_size: int,
+    only: Sequence[int] | None = None,
 ) -> np.ndarray:
     """``(n_summaries, n_sentences + 1)`` mean NLLs: column 0 with the full document, column
     ``i + 1`` with sentence ``i`` deleted (``ablation="delete"``) or hidden from attention
-    (``"mask"``). Each variant reuses the cache of the prefix before sentence ``i``; variants
-    run batched (:func:`variant_groups`, :func:`run_variants`), and so do their summaries."""
+    (``"mask"``); with ``only``, just those sentences' columns (the others NaN). Each variant
+    reuses the cache of the prefix before sentence ``i``; variants run batched
+    (:func:`variant_groups`, :func:`run_variants`), and so do their summaries."""
     full = run_context(model, context.ids())
-    result = np.empty((len(summaries), len(context.segments) + 1))
+    result = np.full((len(summaries), len(context.segments) + 1), np.nan)
     result[:, 0] = continuation_nll(model, full, summaries, batch_size)
+    chosen = range(len(context.segments)) if only is None else sorted(set(only))
     variants: list[tuple[list[int], list[int], int]] = []
-    for i, start in enumerate(context.starts):
+    for i in chosen:
+        start = context.starts[i]
         if ablation == "delete":
             ids = context.ids(drop=i)
             variants.append((ids, [1] * len(ids), start))
@@ -346,39 +354,46 @@ def causal_ablation_nll(
             variants.append((context.ids(), context.mask(hide=i), start))
     new_tokens = [len(ids) - min(reuse, len(ids) - 1) for ids, _, reuse in variants]
     for group in variant_groups(new_tokens):
-        states = run_variants(model, full, [variants[i] for i in group])
+        states = run_variants(model, full, [variants[k] for k in group])
         nll = variants_continuation_nll(model, states, summaries, batch_size)
-        for row, i in enumerate(group):
-            result[:, i + 1] = nll[row]
+        for row, k in enumerate(group):
+            result[:, chosen[k] + 1] = nll[row]
     return result
 
 
 @torch.inference_mode()
 def seq2seq_ablation_nll(
-    model: Any, context: Context, summaries: Sequence[Sequence[int]], ablation: str, batch_size: int
+    model: Any,
+    context: Context,
+    summaries: Sequence[Sequence[int]],
+    ablation: str,
+    batch_size: int,
+    only: Sequence[int] | None = None,
 ) -> np.ndarray:
-    """Seq2seq version of :func:`causal_ablation_nll`: encoder input = document variant,
-    decoder target = summary. The encoder runs once per variant for all summaries."""
+    """Seq2seq version of :func:`causal_ablation_nll` (``only`` likewise): encoder input =
+    document variant, decoder target = summary. The encoder runs once per variant for all
+    summaries."""
     n = len(context.segments)
+    chosen = range(n) if only is None else sorted(set(only))
     if ablation == "delete":
         variants = [(context.ids(), context.mask())] + [
-            (context.ids(drop=i), [1] * len(context.ids(drop=i))) for i in range(n)
+            (context.ids(drop=i), [1] * len(context.ids(drop=i))) for i in chosen
         ]
     else:
-        variants = [(context.ids(), context.mask())] + [
-            (context.ids(), context.mask(hide=i)) for i in range(n)
-        ]
+        variants = [(context.ids(), context.mask())] + [(context.ids(), context.mask(hide=i)) for i in chosen]
+    columns = [0] + [i + 1 for i in chosen]
     device = model.device
-    result = np.empty((len(summaries), n + 1))
+    result = np.full((len(summaries), n + 1), np.nan)
     done = 0
     for chunk in _chunks(variants, batch_size):
         ids, _ = pad_batch([v[0] for v in chunk], device)
         mask, _ = pad_batch([v[1] for v in chunk], device)
         encoded = model.get_encoder()(input_ids=ids, attention_mask=mask)
+        where = columns[done : done + len(chunk)]
         for row, summary in enumerate(summaries):
             labels = torch.tensor([list(summary)] * len(chunk), dtype=torch.long, device=device)
             logits = model(encoder_outputs=encoded, attention_mask=mask, labels=labels).logits
-            result[row, done : done + len(chunk)] = _token_nll(logits, labels).mean(1).cpu().numpy()
+            result[row, where] = _token_nll(logits, labels).mean(1).cpu().numpy()
         done += len(chunk)
     return result
 
