@@ -24,11 +24,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sourcesum import __version__
 from sourcesum.board import prose
 from sourcesum.board.view import BoardView, RowView, fmt
+from sourcesum.data import Dataset
 from sourcesum.errors import SourceSumError
 from sourcesum.files import check_folder_target, owned_files, write_bytes_atomic, write_text_atomic
 from sourcesum.outputs.templating import TEMPLATES, environment
@@ -246,8 +247,8 @@ def index_context(view: BoardView) -> dict[str, Any]:
         "tie_columns": [column.header for column in view.tie_columns],
         "configurations": _configurations(view),
         "explorers": [
-            {"title": title, "file": explorer_file(name), "pairs": n}
-            for name, title, n, _ in explorer_splits(view)
+            {"title": page.title, "file": explorer_file(page.split), "pairs": page.pairs}
+            for page in explorer_splits(view)
         ],
         "stale": list(view.stale),
         "citation": CITATION_PATH.read_text(encoding="utf-8") if CITATION_PATH.is_file() else "",
@@ -262,11 +263,21 @@ def check_output(out: Path) -> Path:
     return out
 
 
-def explorer_splits(view: BoardView) -> list[tuple[str, str, int, Any]]:
-    """``(split, title, pairs, dataset)`` of every page the explorer gets: the board's splits,
-    then each transfer task's board splits."""
-    return [(name, title, n, view.dataset) for name, title, n in view.splits] + [
-        (name, title, n, task.board.dataset) for task in view.tasks for name, title, n in task.board.splits
+class ExplorerPage(NamedTuple):
+    """One explorer page: a split, its title, its number of pairs and its dataset."""
+
+    split: str
+    title: str
+    pairs: int
+    dataset: Dataset
+
+
+def explorer_splits(view: BoardView) -> list[ExplorerPage]:
+    """The explorer's pages: the board's splits, then each transfer task's board splits."""
+    return [ExplorerPage(name, title, n, view.dataset) for name, title, n in view.splits] + [
+        ExplorerPage(name, title, n, task.board.dataset)
+        for task in view.tasks
+        for name, title, n in task.board.splits
     ]
 
 
@@ -285,14 +296,14 @@ def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Pa
     from sourcesum.outputs.plot import render_png
 
     pages = explorer_splits(view)
-    check_site_target(out, [name for name, _, _, _ in pages])
+    check_site_target(out, [page.split for page in pages])
     env = environment(autoescape=True)
     assets = {
         "css": (TEMPLATES / "site.css").read_text(encoding="utf-8"),
         "sort_js": (TEMPLATES / "sort.js").read_text(encoding="utf-8"),
         "explore_js": (TEMPLATES / "explore.js").read_text(encoding="utf-8"),
     }
-    nav = [{"title": title, "file": explorer_file(name)} for name, title, _, _ in pages]
+    nav = [{"title": page.title, "file": explorer_file(page.split)} for page in pages]
     written = []
     write_bytes_atomic(out / PLOT_FILE, render_png(view))
     written.append(out / PLOT_FILE)
@@ -305,11 +316,12 @@ def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Pa
     )
     write_text_atomic(out / INDEX_FILE, html)
     written.append(out / INDEX_FILE)
-    for name, title, _, ds in pages:
+    for page in pages:
+        name, ds = page.split, page.dataset
         html = env.get_template("explore.html.j2").render(
             page=name,
             nav=nav,
-            title=title,
+            title=page.title,
             dataset=ds,
             graded=explorers[name]["relevance"] == "graded",
             relevance_text=ds.relevance_text,
