@@ -135,3 +135,55 @@ def evaluate_split(
     return Evaluation(
         system=system, split=split.name, per_pair=frame, measures=list(measures), reasons=reasons
     )
+
+
+def _evaluation_code(split: Split, measures: Sequence[Measure]) -> str:
+    """Digest of the source that turns a split's files and scores into per-pair values: this
+    module, the metrics, measures and qrels, every loaded ``sourcesum.data`` module, the split's
+    dataset plugin and each measure's module."""
+    import sys
+
+    from sourcesum import memo
+    from sourcesum.data import dataset
+
+    modules = {__name__, "sourcesum.metrics", "sourcesum.measures", "sourcesum.qrels"}
+    modules |= {name for name in list(sys.modules) if name.startswith("sourcesum.data")}
+    modules |= {type(dataset(split.dataset)).__module__, *(type(m).__module__ for m in measures)}
+    return memo.code_digest(
+        memo.module_files(m for m in modules if getattr(sys.modules.get(m), "__file__", None))
+    )
+
+
+def memoised_evaluation(
+    split: Split,
+    scores: Mapping[str, Sequence[float]],
+    scores_checksum: str,
+    system: str,
+    measures: Sequence[Measure],
+    source: str = "scores",
+) -> Evaluation:
+    """:func:`evaluate_split` (tie groups), answered from the memo (:mod:`sourcesum.memo`) when
+    the same scores (``scores_checksum``, their sha256) were evaluated on the same split with
+    the same measures and code (:func:`_evaluation_code`)."""
+    from sourcesum import memo
+    from sourcesum.hashing import sha256_hex
+
+    names = [m.name for m in measures]
+    key = sha256_hex(
+        ["evaluation", _evaluation_code(split, measures), scores_checksum, split.name, split.sha256, names]
+    )
+    hit = memo.recall("evaluations", key, tuple)
+    if hit is not None and len(hit) == 2 and isinstance(hit[0], pd.DataFrame) and isinstance(hit[1], dict):
+        frame, reasons = hit
+        if list(frame.columns) == names:
+            by_name = {m.name: m for m in measures}
+            return Evaluation(
+                system=system,
+                split=split.name,
+                per_pair=frame,
+                measures=list(measures),
+                reasons={by_name[name]: counts for name, counts in reasons.items()},
+            )
+    evaluation = evaluate_split(split, scores, system, measures, source=source)
+    memo.keep("evaluations", key, (evaluation.per_pair, {m.name: r for m, r in evaluation.reasons.items()}))
+    return evaluation

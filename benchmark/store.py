@@ -279,6 +279,35 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
     return merged
 
 
+def read_entry_memoised(path: Path) -> ScoreEntry:
+    """:func:`read_entry`, answered from the memo (:mod:`sourcesum.memo`) while the file is
+    unchanged: the key holds its absolute path, size, modification and change times (``ctime``,
+    which every write moves and no user call can set back), inode and device, and the source of
+    this module; a verified entry is memoised with the checksum it was verified against."""
+    from sourcesum import memo
+
+    try:
+        stat = path.stat()
+    except OSError:
+        return read_entry(path)
+    key = sha256_hex(
+        [
+            "entry",
+            memo.code_digest(memo.module_files([__name__])),
+            str(path.resolve()),
+            [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev],
+        ]
+    )
+    hit = memo.recall("entries", key, tuple)
+    if hit is not None and len(hit) == 2 and isinstance(hit[0], ScoreEntry) and isinstance(hit[1], str):
+        remembered: ScoreEntry = hit[0]
+        remembered.verified = (id(remembered.scores), len(remembered.scores), hit[1])
+        return remembered
+    entry = read_entry(path)
+    memo.keep("entries", key, (entry, entry.scores_checksum()))
+    return entry
+
+
 def read_entry(path: Path, allow_legacy: bool = False) -> ScoreEntry:
     """Read and verify the entry at ``path`` (unreadable bytes are an error naming it)."""
     try:
@@ -306,10 +335,11 @@ class ScoreStore:
         return self.root / ranker / f"{split}.{key}.json"
 
     def load(self, ranker: str, split: str, key: str) -> ScoreEntry | None:
+        """The verified entry (:func:`read_entry_memoised`), or None where there is none."""
         path = self.path_for(ranker, split, key)
         if not path.is_file():
             return None
-        return read_entry(path)
+        return read_entry_memoised(path)
 
     def save(self, entry: ScoreEntry) -> Path:
         """Write ``entry`` merged with what is on disk (:func:`merge_entries`), under a file

@@ -3,6 +3,8 @@ the plot's axis for measures other than the paper's (on the synthetic synthnews 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from sourcesum.board import build_view, collect
 from sourcesum.board import statistics as board_statistics
@@ -92,3 +94,71 @@ def test_the_x_axis_reaches_measures_below_the_default(store):
     assert plot.x_range(view) == (pytest.approx(lowest - 0.02), 1.02)
     default = build_view(board_of(store))
     assert plot.x_range(default) == (plot.X_MIN, 1.02)  # lead's and random's NDCG and MAP stay above 0.27
+
+
+# -- the memo of verified entries and evaluations (sourcesum.memo) ---------------------------
+
+
+def _only_entry(root):
+    (path,) = sorted((root / "lead").glob("synth_alpha_sys.*.json"))
+    return path
+
+
+def test_an_unchanged_entry_is_read_from_the_memo_and_a_changed_one_is_verified(tmp_path, monkeypatch):
+    from sourcesum import store as store_module
+    from sourcesum.errors import ScoreFileError
+
+    store = ScoreStore(tmp_path / "scores")
+    split = load_split("synth_alpha_sys")
+    run_splits(create_ranker("lead"), [split], store, progress=False)
+    path = _only_entry(store.root)
+    first = store_module.read_entry_memoised(path)
+    parsed = []
+    monkeypatch.setattr(store_module, "read_entry", lambda p: parsed.append(p) or None)
+    again = store_module.read_entry_memoised(path)
+    assert parsed == [] and again.scores == first.scores
+    assert again.scores_checksum() == first.scores_checksum() and again.verified is not None
+    monkeypatch.undo()
+    # edit one score and put the modification time back: the change time still moves
+    stat = path.stat()
+    text = path.read_text(encoding="utf-8")
+    pair = next(iter(first.scores))
+    old = ", ".join(map(repr, first.scores[pair]))
+    assert old in text
+    path.write_text(text.replace(old, ", ".join(["9.0"] * len(first.scores[pair])), 1), encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with pytest.raises(ScoreFileError, match="scores_sha256"):
+        store_module.read_entry_memoised(path)
+
+
+def test_a_damaged_memo_is_recomputed_with_a_note(tmp_path, capsys):
+    from sourcesum import memo
+
+    memo.keep("entries", "ab" * 32, ("x", "y"))
+    (file,) = (tmp_path / "cache").rglob("*.pickle")
+    file.write_bytes(file.read_bytes()[:-3])
+    assert memo.recall("entries", "ab" * 32, tuple) is None
+    assert "unusable" in capsys.readouterr().err
+    memo.keep("entries", "cd" * 32, ["a list"])
+    assert memo.recall("entries", "cd" * 32, tuple) is None  # another type than asked for
+
+
+def test_a_memoised_evaluation_equals_the_evaluation_and_follows_the_scores(store, monkeypatch):
+    from sourcesum import evaluation
+    from sourcesum.store import scores_sha256
+
+    split = load_split("synth_alpha_sys")
+    measures = [NDCG, AP, parse_measure("nDCG(gain=binary)")]
+    scores = {p.id: [float(-i) for i in range(p.n_sentences)] for p in split}
+    direct = evaluation.evaluate_split(split, scores, "x", measures)
+    cold = evaluation.memoised_evaluation(split, scores, scores_sha256(scores), "x", measures)
+    monkeypatch.setattr(evaluation, "evaluate_split", lambda *a, **k: pytest.fail("not memoised"))
+    warm = evaluation.memoised_evaluation(split, scores, scores_sha256(scores), "x", measures)
+    for got in (cold, warm):
+        assert got.per_pair.equals(direct.per_pair) and got.measures == measures
+        assert got.reasons == direct.reasons
+    monkeypatch.undo()
+    flipped = {pid: row[::-1] for pid, row in scores.items()}
+    other = evaluation.memoised_evaluation(split, flipped, scores_sha256(flipped), "x", measures)
+    assert other.per_pair.equals(evaluation.evaluate_split(split, flipped, "x", measures).per_pair)
+    assert not other.per_pair.equals(direct.per_pair)

@@ -25,7 +25,7 @@ from sourcesum.board.model import LEADERBOARD_MEASURES, HeldOutProgress, Leaderb
 from sourcesum.configs import Configuration
 from sourcesum.data import Dataset, Split, dataset, load_split
 from sourcesum.errors import ScoreFileError, SourceSumError
-from sourcesum.evaluation import evaluate_split
+from sourcesum.evaluation import memoised_evaluation
 from sourcesum.measures import Measure
 from sourcesum.published import PublishedOutput, load_published, published_method, published_methods
 from sourcesum.rankers.base import RANKERS
@@ -99,7 +99,9 @@ def environment_notes(row: Row) -> list[str]:
 
 def _add_entry(row: Row, entry: ScoreEntry, split: Split, source: str, measures: Sequence[Measure]) -> None:
     row.entries[split.name] = entry
-    row.evaluations[split.name] = evaluate_split(split, entry.scores, row.label, measures, source=source)
+    row.evaluations[split.name] = memoised_evaluation(
+        split, entry.scores, entry.scores_checksum(), row.label, measures, source
+    )
 
 
 def _published_row(
