@@ -186,7 +186,9 @@ def test_explorer_data_lists_every_board_measure(built):
     assert data["measures"] == [{"key": m.json_key, "name": m.display_name} for m in measures]
     assert [m["key"] for m in data["measures"]] == ["ndcg", "map", "RR", "P@2"]
     rows = other.ranked_rows + other.reference_rows
-    assert data["rankers"] == [{"label": r.label, "reference": r.reference} for r in rows]
+    assert data["rankers"] == [
+        {"label": r.label, "name": r.name or r.label, "reference": r.reference} for r in rows
+    ]
     assert rows[-1].label == "oracle" and [r.label for r in rows[:3]] == [r.label for r in board.ranked_rows]
     assert len(data["pairs"]) == len(split) and len(data["docs"]) == 3  # three documents
     nulls = 0

@@ -132,7 +132,7 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
         "split": split.name,
         "title": split.title,
         "relevance": "votes" if split.judgments and split.judgments[0].votes is not None else "graded",
-        "rankers": [{"label": r.label, "reference": r.reference} for r in rows],
+        "rankers": [{"label": r.label, "name": r.name or r.label, "reference": r.reference} for r in rows],
         "measures": [{"key": m.json_key, "name": m.display_name} for m in board.measures],
         "docs": [list(sentences) for sentences in docs],
         "pairs": pairs,

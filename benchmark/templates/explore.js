@@ -66,8 +66,9 @@
     [["ranker-a", "a"], ["ranker-b", "b"]].forEach(function (item) {
       var chooser = $(item[0]);
       D.rankers.forEach(function (ranker, j) {
-        var option = el("option", "", ranker.label);
+        var option = el("option", "", ranker.name);
         option.value = String(j);
+        option.title = ranker.label;
         chooser.appendChild(option);
       });
       chooser.value = String(state[item[1]]);
@@ -100,7 +101,8 @@
         writeHash();
       });
       label.appendChild(box);
-      label.appendChild(document.createTextNode(" " + ranker.label + (ranker.reference ? " (reference)" : "")));
+      label.title = ranker.label;
+      label.appendChild(document.createTextNode(" " + ranker.name + (ranker.reference ? " (reference)" : "")));
       boxes.appendChild(label);
     });
     if (!D.rankers.length) boxes.appendChild(el("span", "legend", "No ranker has scores on this split."));
@@ -116,7 +118,7 @@
     measures.replaceChildren();
     state.show.forEach(function (j) {
       var values = D.measures.map(function (m) { return m.name + " " + fixed(pair.values[m.key][j], 4); });
-      var chip = el("li", "", D.rankers[j].label + ": " + values.join(", "));
+      var chip = el("li", "", D.rankers[j].name + ": " + values.join(", "));
       chip.setAttribute("data-ranker", D.rankers[j].label);
       measures.appendChild(chip);
     });
@@ -144,7 +146,7 @@
         chip.setAttribute("data-ranker", D.rankers[j].label);
         chip.setAttribute("data-score", String(pair.scores[j][i]));
         chip.setAttribute("data-rank", String(rank));
-        chip.appendChild(document.createTextNode(D.rankers[j].label + " "));
+        chip.appendChild(document.createTextNode(D.rankers[j].name + " "));
         chip.appendChild(el("span", "score", String(pair.scores[j][i])));
         chip.appendChild(document.createTextNode(" "));
         chip.appendChild(el("span", "rank" + (rank === 1 ? " rank1" : ""), "#" + rank));
