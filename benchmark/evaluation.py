@@ -137,16 +137,16 @@ def evaluate_split(
     )
 
 
-def _evaluation_code(split: Split, measures: Sequence[Measure]) -> str:
+def evaluation_code(split: Split, measures: Sequence[Measure], extra: Sequence[str] = ()) -> str:
     """Digest of the source that turns a split's files and scores into per-pair values: this
     module, the metrics, measures and qrels, every loaded ``sourcesum.data`` module, the split's
-    dataset plugin and each measure's module."""
+    dataset plugin, each measure's module, and the (imported) modules ``extra``."""
     import sys
 
     from sourcesum import memo
     from sourcesum.data import dataset
 
-    modules = {__name__, "sourcesum.metrics", "sourcesum.measures", "sourcesum.qrels"}
+    modules = {__name__, "sourcesum.metrics", "sourcesum.measures", "sourcesum.qrels", *extra}
     modules |= {name for name in list(sys.modules) if name.startswith("sourcesum.data")}
     modules |= {type(dataset(split.dataset)).__module__, *(type(m).__module__ for m in measures)}
     return memo.code_digest(
@@ -166,24 +166,20 @@ def memoised_evaluation(
     the same scores (``scores_checksum``, their sha256) were evaluated on the same split with
     the same measures and code (:func:`_evaluation_code`)."""
     from sourcesum import memo
-    from sourcesum.hashing import sha256_hex
 
     names = [m.name for m in measures]
-    key = sha256_hex(
-        ["evaluation", _evaluation_code(split, measures), scores_checksum, split.name, split.sha256, names]
+    parts = [evaluation_code(split, measures), scores_checksum, split.name, split.sha256, names]
+
+    def compute() -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
+        done = evaluate_split(split, scores, system, measures, source=source)
+        return done.per_pair, {m.name: r for m, r in done.reasons.items()}
+
+    frame, reasons = memo.memoised("evaluations", parts, tuple, compute)
+    by_name = {m.name: m for m in measures}
+    return Evaluation(
+        system=system,
+        split=split.name,
+        per_pair=frame,
+        measures=list(measures),
+        reasons={by_name[name]: counts for name, counts in reasons.items()},
     )
-    hit = memo.recall("evaluations", key, tuple)
-    if hit is not None and len(hit) == 2 and isinstance(hit[0], pd.DataFrame) and isinstance(hit[1], dict):
-        frame, reasons = hit
-        if list(frame.columns) == names:
-            by_name = {m.name: m for m in measures}
-            return Evaluation(
-                system=system,
-                split=split.name,
-                per_pair=frame,
-                measures=list(measures),
-                reasons={by_name[name]: counts for name, counts in reasons.items()},
-            )
-    evaluation = evaluate_split(split, scores, system, measures, source=source)
-    memo.keep("evaluations", key, (evaluation.per_pair, {m.name: r for m, r in evaluation.reasons.items()}))
-    return evaluation

@@ -17,7 +17,7 @@ import functools
 import hashlib
 import pickle
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -72,3 +72,17 @@ def keep(kind: str, key: str, value: Any) -> None:
         write_bytes_atomic(_path(kind, key), hashlib.sha256(payload).digest() + payload)
     except OSError:
         pass
+
+
+def memoised(kind: str, parts: list[Any], expected: type[_T], compute: Callable[[], _T]) -> _T:
+    """The value keyed by the sha256 of ``[kind, *parts]`` (canonical JSON): recalled, or
+    computed and kept. ``parts`` must hold everything the value depends on, code included."""
+    from sourcesum.hashing import sha256_hex
+
+    key = sha256_hex([kind, *parts])
+    hit = recall(kind, key, expected)
+    if hit is not None:
+        return hit
+    value = compute()
+    keep(kind, key, value)
+    return value

@@ -32,7 +32,7 @@ from sourcesum.data import PinnedFile, Source, dataset, load_split
 from sourcesum.data.sources import read_verified
 from sourcesum.data.sourcesum import read_prompt  # noqa: F401  (re-exported: the prompts are pinned files of this source)
 from sourcesum.errors import UnknownNameError
-from sourcesum.scorefiles import check_against_split, parse_sourcesum_json
+from sourcesum.scorefiles import LoadedScores, check_against_split, parse_sourcesum_json
 from sourcesum.store import ScoreEntry
 
 RANKER_PREFIX = "published:"
@@ -119,7 +119,7 @@ def load_published(split: str, key: str) -> PublishedOutput:
         )
     info = published_file(f"{split}__{method.key}.json")
     path, payload = read_verified(info)
-    loaded = parse_sourcesum_json(payload.decode("utf-8"), path, method.key)
+    loaded, checksum = _parsed(payload, path, method.key, info.sha256)
     data = load_split(split)
     check_against_split(loaded, data)
     entry = ScoreEntry(
@@ -132,7 +132,27 @@ def load_published(split: str, key: str) -> PublishedOutput:
         n_pairs=len(data),
         scores=loaded.scores,
     )
+    entry.verified = (id(entry.scores), len(entry.scores), checksum)
     return PublishedOutput(method, entry, path, loaded.nan_replaced, loaded.all_nan_pairs)
+
+
+def _parsed(payload: bytes, path: Path, field: str, sha256: str) -> tuple[LoadedScores, str]:
+    """The scores of a published file's verified bytes (``sha256``) and their
+    :func:`~sourcesum.store.scores_sha256`, from the memo (:mod:`sourcesum.memo`) when these
+    bytes were parsed before by the same code."""
+    from sourcesum import memo
+    from sourcesum.hashing import sha256_hex
+    from sourcesum.store import scores_sha256
+
+    code = memo.code_digest(memo.module_files([__name__, "sourcesum.scorefiles"]))
+    key = sha256_hex(["published", code, sha256, field, str(path)])
+    hit = memo.recall("published", key, tuple)
+    if hit is not None and len(hit) == 2 and isinstance(hit[0], LoadedScores) and isinstance(hit[1], str):
+        return hit[0], hit[1]
+    loaded = parse_sourcesum_json(payload.decode("utf-8"), path, field)
+    checksum = scores_sha256(loaded.scores)
+    memo.keep("published", key, (loaded, checksum))
+    return loaded, checksum
 
 
 def published_outputs(splits: list[str]) -> list[PublishedOutput]:

@@ -22,7 +22,7 @@ rows in leaderboard.toml pin ``dtype = "float32"``), without recomputing it:
     best, significantly better/worse than lead).
 
     python scripts/bench_lm_speed.py [--dtype auto] [--docs N] [--rankers perplexity_gain,pmi,attention]
-                                     [--scores-dir DIR] [--threads 2]
+                                     [--scores-dir DIR] [--threads 2] [--matmul default|onednn|auto] [--profile]
 
 ``--matmul`` picks the Linear layers' kernels (default, onednn, auto: see
 ``sourcesum.rankers.lm.matmul``); ``attribution`` (which needs gradients) runs on ``default``.
@@ -37,6 +37,7 @@ Run it on a quiet machine: the figures are wall times; ``uptime``'s load is prin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import tempfile
@@ -104,6 +105,31 @@ def floors(names, dtype: str, splits, ids) -> dict[str, float]:
     }
 
 
+PROFILE = False
+"""``--profile``: run each ranker under torch's profiler and print its operator table."""
+
+
+@contextlib.contextmanager
+def operator_profile(name: str, enabled: bool, rows: int = 12):
+    """Under ``enabled``: torch.profiler over the block, then the ``rows`` operators with the
+    most self CPU time, each with its share of the profiled CPU time (matmuls are ``aten::mm``,
+    ``aten::addmm`` or ``mkldnn_linear``)."""
+    if not enabled:
+        yield
+        return
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        yield
+    events = prof.key_averages()
+    total = sum(e.self_cpu_time_total for e in events) or 1.0
+    print(f"  {name}: torch operators by self CPU time (share of {total / 1e6:.1f} s profiled)")
+    for event in sorted(events, key=lambda e: -e.self_cpu_time_total)[:rows]:
+        print(
+            f"    {event.key:40s} {event.self_cpu_time_total / 1e6:8.2f} s  {event.self_cpu_time_total / total:6.1%}"
+        )
+
+
 def time_rankers(names, dtype, device, splits, store, selection, matmul="default") -> tuple[dict, dict]:
     """Run each ranker over the splits; print its time and throughput; return its runs and its
     seconds."""
@@ -115,7 +141,8 @@ def time_rankers(names, dtype, device, splits, store, selection, matmul="default
         lm = ranker.lm()
         loaded = time.perf_counter() - start
         start = time.perf_counter()
-        runs[name] = run_splits(ranker, splits, store, selection, progress=False)
+        with operator_profile(name, enabled=PROFILE):
+            runs[name] = run_splits(ranker, splits, store, selection, progress=False)
         seconds = time.perf_counter() - start
         n = sum(len(r.pairs) for r in runs[name])
         times[name] = seconds
@@ -229,9 +256,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--matmul", default="default", choices=("default", "onednn", "auto"))
     parser.add_argument("--no-compare", action="store_true", help="timings only")
+    parser.add_argument(
+        "--profile", action="store_true", help="print each ranker's torch operators by self CPU time (slower)"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    global PROFILE
+    PROFILE = args.profile
     names = args.rankers.split(",")
     splits = [load_split(s) for s in dataset("sourcesum").board_splits()]
     ids = sample_ids(splits, args.docs)

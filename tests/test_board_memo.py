@@ -162,3 +162,19 @@ def test_a_memoised_evaluation_equals_the_evaluation_and_follows_the_scores(stor
     other = evaluation.memoised_evaluation(split, flipped, scores_sha256(flipped), "x", measures)
     assert other.per_pair.equals(evaluation.evaluate_split(split, flipped, "x", measures).per_pair)
     assert not other.per_pair.equals(direct.per_pair)
+
+
+def test_memoised_human_agreement_equals_the_agreement(monkeypatch):
+    from sourcesum.board import statistics as board_stats
+    from sourcesum.human import agreement_per_pair
+    from sourcesum.store import ScoreEntry
+
+    split = load_split("synth_alpha_sys")
+    measures = board_stats.human_measures([NDCG, AP])
+    scores = {p.id: [float(-i) for i in range(p.n_sentences)] for p in split}
+    entry = ScoreEntry("lead", "1", {}, "lead", split.name, split.sha256, len(split), scores)
+    direct = agreement_per_pair(split, scores, measures)
+    cold = board_stats.memoised_agreement(split, entry, measures, "lead")
+    monkeypatch.setattr(board_stats, "agreement_per_pair", lambda *a, **k: pytest.fail("not memoised"))
+    warm = board_stats.memoised_agreement(split, entry, measures, "lead")
+    assert cold.equals(direct) and warm.equals(direct)

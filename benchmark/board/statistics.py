@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sourcesum import stats
 from sourcesum.board.model import Leaderboard, Row
 from sourcesum.data import Split
@@ -124,6 +125,30 @@ def human_measures(measures: Sequence[Measure]) -> tuple[Measure, ...]:
     return tuple(out)
 
 
+def memoised_agreement(
+    split: Split, entry: ScoreEntry, measures: Sequence[Measure], label: str
+) -> pd.DataFrame:
+    """:func:`~sourcesum.human.agreement_per_pair` of an entry's scores, from the memo
+    (:mod:`sourcesum.memo`) when the same scores (their sha256) met the same split, measures and
+    code before."""
+    from sourcesum import memo
+    from sourcesum.evaluation import evaluation_code
+
+    parts = [
+        evaluation_code(split, measures, extra=("sourcesum.human",)),
+        entry.scores_checksum(),
+        split.name,
+        split.sha256,
+        [m.name for m in measures],
+    ]
+    return memo.memoised(
+        "agreement",
+        parts,
+        pd.DataFrame,
+        lambda: agreement_per_pair(split, entry.scores, measures, source=label),
+    )
+
+
 def human_agreement(board: Leaderboard) -> HumanAgreement:
     """Per-pair agreement with the held-out references of the human and every competing row."""
     measures = human_measures(board.measures)
@@ -134,8 +159,8 @@ def human_agreement(board: Leaderboard) -> HumanAgreement:
         for row in board.competing_rows:
             entry = row.entries.get(split.name)
             if entry is not None:
-                table.per_pair[(row.label, split.name)] = agreement_per_pair(
-                    split, entry.scores, measures, source=row.label
+                table.per_pair[(row.label, split.name)] = memoised_agreement(
+                    split, entry, measures, row.label
                 )
     table.labels = [HUMAN_LABEL] + [r.label for r in board.competing_rows]
     return table
