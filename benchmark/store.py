@@ -359,12 +359,13 @@ class ScoreStore:
         return path
 
     def entries(self) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
-        """Every entry in the store, in path order; an invalid one is yielded as its error."""
+        """Every entry in the store, in path order (:func:`read_entry_memoised`); an invalid
+        one is yielded as its error."""
         if not self.root.is_dir():
             return
         for path in sorted(self.root.glob("*/*.json")):
             try:
-                yield path, read_entry(path)
+                yield path, read_entry_memoised(path)
             except ScoreFileError as exc:
                 yield path, exc
 

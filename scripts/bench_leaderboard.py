@@ -8,7 +8,8 @@ imported.
 
     python scripts/bench_leaderboard.py [--repeats 3]
 
-Targets: warm under 3 CPU s for the declared board and under 5 for ``--all``, on 2 CPU cores.
+Targets: warm under 5 CPU s for the declared board (SourceSum's declaration alone under 3) and
+under 5 for ``--all``, on 2 CPU cores.
 The board is written to a temporary folder; the statistics memo of each repeat lives in its own
 temporary ``SOURCESUM_CACHE_DIR``.
 """
