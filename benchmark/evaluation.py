@@ -164,7 +164,7 @@ def memoised_evaluation(
 ) -> Evaluation:
     """:func:`evaluate_split` (tie groups), answered from the memo (:mod:`sourcesum.memo`) when
     the same scores (``scores_checksum``, their sha256) were evaluated on the same split with
-    the same measures and code (:func:`_evaluation_code`)."""
+    the same measures and code (:func:`evaluation_code`)."""
     from sourcesum import memo
 
     names = [m.name for m in measures]

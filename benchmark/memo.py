@@ -74,14 +74,21 @@ def keep(kind: str, key: str, value: Any) -> None:
         pass
 
 
-def memoised(kind: str, parts: list[Any], expected: type[_T], compute: Callable[[], _T]) -> _T:
-    """The value keyed by the sha256 of ``[kind, *parts]`` (canonical JSON): recalled, or
-    computed and kept. ``parts`` must hold everything the value depends on, code included."""
+def memoised(
+    kind: str,
+    parts: list[Any],
+    expected: type[_T],
+    compute: Callable[[], _T],
+    valid: Callable[[_T], bool] = lambda value: True,
+) -> _T:
+    """The value keyed by the sha256 of ``[kind, *parts]`` (canonical JSON): recalled (when of
+    type ``expected`` and ``valid``), or computed and kept. ``parts`` must hold everything the
+    value depends on, code included."""
     from sourcesum.hashing import sha256_hex
 
     key = sha256_hex([kind, *parts])
     hit = recall(kind, key, expected)
-    if hit is not None:
+    if hit is not None and valid(hit):
         return hit
     value = compute()
     keep(kind, key, value)

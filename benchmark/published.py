@@ -141,17 +141,21 @@ def _parsed(payload: bytes, path: Path, field: str, sha256: str) -> tuple[Loaded
     :func:`~sourcesum.store.scores_sha256`, from the memo (:mod:`sourcesum.memo`) when these
     bytes were parsed before by the same code."""
     from sourcesum import memo
-    from sourcesum.hashing import sha256_hex
     from sourcesum.store import scores_sha256
 
+    def parse() -> tuple[LoadedScores, str]:
+        loaded = parse_sourcesum_json(payload.decode("utf-8"), path, field)
+        return loaded, scores_sha256(loaded.scores)
+
     code = memo.code_digest(memo.module_files([__name__, "sourcesum.scorefiles"]))
-    key = sha256_hex(["published", code, sha256, field, str(path)])
-    hit = memo.recall("published", key, tuple)
-    if hit is not None and len(hit) == 2 and isinstance(hit[0], LoadedScores) and isinstance(hit[1], str):
-        return hit[0], hit[1]
-    loaded = parse_sourcesum_json(payload.decode("utf-8"), path, field)
-    checksum = scores_sha256(loaded.scores)
-    memo.keep("published", key, (loaded, checksum))
+    parts = [code, sha256, field, str(path)]
+    loaded, checksum = memo.memoised(
+        "published",
+        parts,
+        tuple,
+        parse,
+        valid=lambda hit: len(hit) == 2 and isinstance(hit[0], LoadedScores) and isinstance(hit[1], str),
+    )
     return loaded, checksum
 
 

@@ -290,22 +290,24 @@ def read_entry_memoised(path: Path) -> ScoreEntry:
         stat = path.stat()
     except OSError:
         return read_entry(path)
-    key = sha256_hex(
-        [
-            "entry",
-            memo.code_digest(memo.module_files([__name__])),
-            str(path.resolve()),
-            [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev],
-        ]
-    )
-    hit = memo.recall("entries", key, tuple)
-    if hit is not None and len(hit) == 2 and isinstance(hit[0], ScoreEntry) and isinstance(hit[1], str):
-        remembered: ScoreEntry = hit[0]
-        remembered.verified = (id(remembered.scores), len(remembered.scores), hit[1])
-        return remembered
-    entry = read_entry(path)
-    memo.keep("entries", key, (entry, entry.scores_checksum()))
+
+    def verified() -> tuple[ScoreEntry, str]:
+        entry = read_entry(path)
+        return entry, entry.scores_checksum()
+
+    parts = [
+        memo.code_digest(memo.module_files([__name__])),
+        str(path.resolve()),
+        [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev],
+    ]
+    remembered, checksum = memo.memoised("entries", parts, tuple, verified, valid=_entry_and_checksum)
+    entry: ScoreEntry = remembered
+    entry.verified = (id(entry.scores), len(entry.scores), checksum)
     return entry
+
+
+def _entry_and_checksum(value: tuple[Any, ...]) -> bool:
+    return len(value) == 2 and isinstance(value[0], ScoreEntry) and isinstance(value[1], str)
 
 
 def read_entry(path: Path, allow_legacy: bool = False) -> ScoreEntry:
