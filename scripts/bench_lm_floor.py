@@ -1,14 +1,16 @@
 """The least time the LM rankers can take on this machine: their matmul work at the machine's
 measured matmul throughput. Prints JSON: the model, the torch threads, the GFLOP per token of the
 model body and of its output layer, the measured GFLOP/s per dtype, and per ranker
-(``perplexity_gain``, ``pmi``, ``attention``) the tokens through the body and through the output
+(``perplexity_gain``, ``pmi``, ``attention``, ``attribution``) the tokens through the body and through the output
 layer and the floor in minutes per dtype, plus the total floor per dtype.
 
 For the default model (or ``--model``) it counts the tokens each ranker must run through the
 model over SourceSum's four board splits (the engine's own inputs: the runner's cross-split
 document groups, leave-one-out suffixes for ``perplexity_gain``, every sentence once per summary
 plus once unconditioned for ``pmi``, the document once per document and each summary once for
-``attention``), multiplies by the FLOPs per token of the model's Linear layers (``2 x in x out``
+``attention``; for ``attribution`` with its default method, saliency, the document once, each
+summary once forward with its logits, and one backward pass per summary through the summary and
+the document, input gradients only, which costs what a forward pass does), multiplies by the FLOPs per token of the model's Linear layers (``2 x in x out``
 per layer, plus the output layer where logits are needed), and divides by the throughput of
 the Linear layers measured here on the model's own layer shapes, per dtype and per **matmul
 path** the installed torch offers: ``default`` (``torch.nn.functional.linear``: torch's BLAS,
@@ -38,6 +40,9 @@ from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal
 from sourcesum.rankers.lm.matmul import MATMUL_PATHS, cpu_vendor, favoured_path
 from sourcesum.rankers.lm.models import DEFAULT_LM, load_lm
 
+RANKERS = ("perplexity_gain", "pmi", "attention", "attribution")
+"""The rankers whose matmul work is counted."""
+
 
 def documents(splits):
     """``(sentences, distinct summaries)`` per document, across all splits (as the runner groups)."""
@@ -50,7 +55,7 @@ def documents(splits):
 
 def token_counts(tokenizer, docs) -> dict[str, dict[str, int]]:
     """Tokens through the model body, and tokens whose logits are needed, per ranker."""
-    counts = {name: {"body": 0, "logits": 0} for name in ("perplexity_gain", "pmi", "attention")}
+    counts = {name: {"body": 0, "logits": 0} for name in RANKERS}
     counts["pmi"]["body"] += 1  # the start token's own pass, once per run
     for sentences, summaries in docs:
         context = causal_context(tokenizer, sentences, DEFAULT_TEMPLATE)
@@ -69,6 +74,15 @@ def token_counts(tokenizer, docs) -> dict[str, dict[str, int]]:
         counts["pmi"]["body"] += pmi
         counts["pmi"]["logits"] += sentence_tokens * (len(summaries) + 1)
         counts["attention"]["body"] += length + sum(summary_tokens)
+        # attribution (saliency): the context forward once, each summary forward (logits), then
+        # one backward pass per summary through its own tokens and the context; a backward pass
+        # that computes input gradients only costs one matmul per Linear, as the forward does
+        # (its context is read without a start token and with a space before every sentence)
+        length = len(causal_context(tokenizer, sentences, DEFAULT_TEMPLATE, True, start_token=False).ids())
+        counts["attribution"]["body"] += (
+            length + sum(summary_tokens) + sum(length + n for n in summary_tokens)
+        )
+        counts["attribution"]["logits"] += 2 * sum(summary_tokens)
     return counts
 
 

@@ -26,10 +26,10 @@ rows in leaderboard.toml pin ``dtype = "float32"``), without recomputing it:
 
 ``--matmul`` picks the Linear layers' kernels (default, onednn, auto: see
 ``sourcesum.rankers.lm.matmul``); ``attribution`` (which needs gradients) runs on ``default``.
-For ``perplexity_gain``, ``pmi`` and ``attention`` it also prints the ratio of the wall time to
-the ranker's **floor on the same pairs** (``scripts/bench_lm_floor.py``: the tokens the ranker
-runs through the model x the Linear FLOPs per token / the throughput measured here just before,
-on every matmul path; the ratio is against the best path's floor).
+For every ranker it also prints the ratio of the wall time to the ranker's **floor on the same
+pairs** (``scripts/bench_lm_floor.py``: the tokens the ranker runs through the model x the
+Linear FLOPs per token / the throughput measured here just before, on every matmul path; the
+ratio is against the best path's floor, for ``attribution`` the default path's).
 
 Run it on a quiet machine: the figures are wall times; ``uptime``'s load is printed before and after.
 """
@@ -59,7 +59,7 @@ from sourcesum.stats import ALPHA
 from sourcesum.store import ScoreStore, StoreStack
 
 LM_RANKERS = ("perplexity_gain", "pmi", "attention")
-FLOORED = ("perplexity_gain", "pmi", "attention")
+FLOORED = ("perplexity_gain", "pmi", "attention", "attribution")
 """The rankers whose matmul work bench_lm_floor counts."""
 NDCG_TOLERANCE, MAP_TOLERANCE = 0.003, 0.005
 
@@ -99,7 +99,11 @@ def floors(names, dtype: str, splits, ids) -> dict[str, float]:
         flush=True,
     )
     return {
-        name: min(floor.floor_seconds(counts[name], body_flops, head_flops, r) for r in usable.values())
+        name: min(
+            floor.floor_seconds(counts[name], body_flops, head_flops, r)
+            for path, r in usable.items()
+            if name != "attribution" or path == "default"  # gradients: the default path only
+        )
         for name in names
         if name in FLOORED
     }
