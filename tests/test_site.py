@@ -21,18 +21,20 @@ import pytest
 from helpers import declaration
 from sourcesum import paths
 from sourcesum.board import build_view, collect, collect_declared, read_declaration
-from sourcesum.board.pairs import explorer_data, pair_view
+from sourcesum.board.pairs import explorer_data, explorer_ranks, pair_view, ranks
 from sourcesum.board.view import columns_of
 from sourcesum.browser import first_render_ms, headless_chromium, horizontal_overflow, set_viewport
 from sourcesum.cli import main
-from sourcesum.data import load_split
+from sourcesum.data import dataset, load_split
 from sourcesum.errors import SourceSumError
 from sourcesum.measures import DEFAULT_MEASURES, NDCG, parse_measures
 from sourcesum.outputs.site import (
+    BOARD_INDEX_BUDGET,
     EXPLORER_BUDGET,
     INDEX_BUDGET,
     INDEX_FILE,
     PLOT_FILE,
+    TASK_EXPLORER_BUDGET,
     build_site,
     embed_json,
     explorer_file,
@@ -205,7 +207,9 @@ def test_explorer_data_lists_every_board_measure(built):
         for j, row in enumerate(rows):
             scores = row.entries[split.name].scores[pair.id]
             assert item["scores"][j] == pytest.approx(scores, rel=5e-4, abs=1e-12)  # 4 significant digits
-            assert item["ranks"][j] == [1 + sum(o > s for o in scores) for s in scores]
+            exact = [1 + sum(o > s for o in scores) for s in scores]
+            shown = [1 + sum(o > s for o in item["scores"][j]) for s in item["scores"][j]]
+            assert item["ranks"][j] == (None if shown == exact else exact)
     # one pair of Alpha-Ref has a single annotator, none of whose sentences has 2 votes: MAP and
     # RR are undefined there, P@2 is 0
     (empty,) = [i for i, p in enumerate(split.pairs) if not any(split.binary(p.id))]
@@ -460,6 +464,24 @@ def test_page_sizes_within_budgets(built_real):
     assert [r.label for r in board.published_rows] == ["published: ROUGE-1"]
 
 
+@pytest.mark.real_data
+@pytest.mark.slow  # builds the whole committed board's site
+def test_the_committed_site_fits_its_budgets(tmp_path):
+    """The site of the committed board (every declared row; SourceSum, the held-out test, WiCE
+    and QMSum): SourceSum's explorers within the explorer budget, the transfer tasks' within
+    theirs, the index page with its plot within the committed board's."""
+    out = tmp_path / "site"
+    assert main(["site", "-o", str(out)]) == 0
+    declared = read_declaration(paths.DECLARATION_PATH)
+    assert (out / INDEX_FILE).stat().st_size + (out / PLOT_FILE).stat().st_size <= BOARD_INDEX_BUDGET
+    for name in dataset(declared.dataset).board_splits():
+        assert (out / explorer_file(name)).stat().st_size <= EXPLORER_BUDGET, name
+    tasks = [name for task in declared.tasks for name in dataset(task.dataset).board_splits()]
+    assert len(tasks) == 2
+    for name in tasks:
+        assert (out / explorer_file(name)).stat().st_size <= TASK_EXPLORER_BUDGET, name
+
+
 @pytest.mark.slow  # drives headless Chromium
 def test_row_names_stay_visible_and_readable_when_a_wide_table_scrolls(built, browser):
     """At 1000 px (wider screens show the cards layout below 900) the results table scrolls
@@ -479,3 +501,16 @@ def test_row_names_stay_visible_and_readable_when_a_wide_table_scrolls(built, br
         assert after == pytest.approx(before, abs=1), (table, scrolled)
     headers = texts(browser, "#zero-shot thead th")
     assert all("-" not in h for h in headers)  # hyphens are non-breaking (U+2011)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_explorer_ranks_keep_only_what_rounding_changes(seed):
+    """ranks() is 1 + the number of larger scores (brute force, ties drawn on purpose); the page
+    leaves a row's ranks out exactly where ranking its rounded scores gives the same ranks."""
+    rng = np.random.default_rng(seed)
+    scores = rng.choice(rng.normal(size=6), size=12).tolist()  # repeated values: ties
+    assert ranks(scores) == [1 + sum(o > s for o in scores) for s in scores]
+    assert explorer_ranks(scores, scores) is None
+    close = [0.123456, 0.123457, 0.5]  # 4 significant digits merge the first two
+    assert explorer_ranks(close, [0.1235, 0.1235, 0.5]) == [3, 2, 1]
+    assert explorer_ranks([0.1, 0.2, 0.2], [0.1, 0.2, 0.2]) is None

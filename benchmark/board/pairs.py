@@ -35,8 +35,20 @@ def find_pair(pair_id: str) -> tuple[Split, Pair]:
 
 
 def ranks(scores: Sequence[float]) -> list[int]:
-    """1-based rank of each score, tied scores sharing their best rank."""
-    return [1 + sum(other > value for other in scores) for value in scores]
+    """1-based rank of each score, tied scores sharing their best rank: ``1 + #{j: s_j > s_i}``."""
+    import numpy as np
+
+    values = np.asarray(scores, dtype=float)
+    ascending = np.sort(values)
+    return (1 + len(values) - np.searchsorted(ascending, values, side="right")).tolist()
+
+
+def explorer_ranks(scores: Sequence[float], shown: Sequence[float]) -> list[int] | None:
+    """The ranks of the exact ``scores``, or ``None`` where the ranks of the ``shown`` (rounded)
+    scores equal them: the explorer then ranks the shown scores itself, by the same rule, so
+    the page carries ranks only where rounding merged scores that differ."""
+    exact = ranks(scores)
+    return None if ranks(shown) == exact else exact
 
 
 def default_rows(board: Leaderboard, declared_labels: Sequence[str], count: int = 4) -> list[str]:
@@ -95,7 +107,8 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
     pair: ``votes[i]`` the annotators' 0/1 votes on sentence ``i`` (or its graded relevance as a
     one-item list where the dataset has no per-annotator votes); ``scores[j][i]`` /
     ``ranks[j][i]`` row ``j``'s score (rounded to :data:`SCORE_DIGITS` significant digits) and
-    rank of sentence ``i``; ``values[key][j]`` the pair's value of each measure in the board's
+    rank of sentence ``i`` (``ranks[j]`` is ``null`` where ranking the rounded scores gives the
+    exact ranks: see :func:`explorer_ranks`); ``values[key][j]`` the pair's value of each measure in the board's
     evaluation of row ``j``.
     """
     split = board.split(split_name)
@@ -110,6 +123,7 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
     for pair, judgment in zip(split.pairs, split.judgments, strict=True):
         doc = docs.setdefault(pair.sentences, len(docs))
         scores = [row.entries[split.name].scores[pair.id] for row in rows]
+        shown = [[float(f"{s:.{SCORE_DIGITS}g}") for s in row_scores] for row_scores in scores]
         votes = (
             [list(v) for v in judgment.votes]
             if judgment.votes is not None
@@ -121,8 +135,10 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
                 "doc": doc,
                 "summary": pair.summary,
                 "votes": votes,
-                "scores": [[float(f"{s:.{SCORE_DIGITS}g}") for s in row_scores] for row_scores in scores],
-                "ranks": [ranks(row_scores) for row_scores in scores],
+                "scores": shown,
+                "ranks": [
+                    explorer_ranks(exact, rounded) for exact, rounded in zip(scores, shown, strict=True)
+                ],
                 "values": {
                     key: [_number(column[pair.id]) for column in columns] for key, columns in per_pair.items()
                 },

@@ -43,6 +43,12 @@ INDEX_BUDGET = 500 * 1024
 """Bytes allowed for the index page: ``index.html`` plus the plot it shows."""
 EXPLORER_BUDGET = 3 * 1024 * 1024
 """Bytes allowed for one split's explorer page."""
+TASK_EXPLORER_BUDGET = 12 * 1024 * 1024
+"""Bytes allowed for the explorer of a transfer task's board split (WiCE test holds 45,153
+candidate sentences, QMSum test 65,811, each with every row's score)."""
+BOARD_INDEX_BUDGET = 1024 * 1024
+"""Bytes allowed for the committed board's index page with its plot (SourceSum's board, the
+held-out test, each transfer task's board and the transfer summary)."""
 INDEX_NAME = "sourcesum-site.json"
 """Lists every file a build wrote; a later build replaces only those (never a file of someone
 else's)."""

@@ -18,6 +18,15 @@
   }
   function fixed(x, digits) { return x === null ? "-" : x.toFixed(digits); }
   function signed(x) { return x === null ? "n/a" : (x > 0 ? "+" : x < 0 ? "\u2212" : "\u00b1") + Math.abs(x).toFixed(4); }
+  // 1 + the number of larger scores (ties share their best rank), as the page's data would give
+  // where it leaves a row's ranks out (null: rounding merged no scores, so they rank the same)
+  function ranksOf(scores) {
+    var first = new Map();
+    scores.slice().sort(function (x, y) { return y - x; }).forEach(function (v, k) {
+      if (!first.has(v)) first.set(v, k);
+    });
+    return scores.map(function (v) { return 1 + first.get(v); });
+  }
   function rankerIndex(label) {
     for (var j = 0; j < D.rankers.length; j++) if (D.rankers[j].label === label) return j;
     return -1;
@@ -126,6 +135,8 @@
     list.replaceChildren();
     var graded = D.relevance === "graded";
     var top = graded ? Math.max.apply(null, pair.votes.map(function (v) { return v[0]; })) : 0;
+    var rankLists = {};
+    state.show.forEach(function (j) { rankLists[j] = pair.ranks[j] || ranksOf(pair.scores[j]); });
     sentences.forEach(function (text, i) {
       var votes = pair.votes[i];
       var yes = votes.reduce(function (s, v) { return s + v; }, 0);
@@ -141,7 +152,7 @@
       item.appendChild(el("p", "text", text));
       var scores = el("ul", "chips scores");
       state.show.forEach(function (j) {
-        var rank = pair.ranks[j][i];
+        var rank = rankLists[j][i];
         var chip = el("li");
         chip.setAttribute("data-ranker", D.rankers[j].label);
         chip.setAttribute("data-score", String(pair.scores[j][i]));
