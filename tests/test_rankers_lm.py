@@ -23,6 +23,7 @@ from sourcesum.rankers.lm.inputs import (
     start_tokens,
 )
 from sourcesum.rankers.lm.models import DEFAULT_LM, register_loaded, weights_identity
+from sourcesum.rankers.lm.pmi import PMIRanker
 from sourcesum.runner import Selection, run_splits
 from sourcesum.store import ScoreStore
 
@@ -257,6 +258,8 @@ def test_overflow_is_keyed_only_off_its_default():
         Configuration.of(
             "pmi", {"overflow": "ties", "backend": "openai", "base_url": "http://127.0.0.1:1/v1"}
         )
+    with pytest.raises(ParameterError, match="backend=local only"):  # made directly, not from a key
+        PMIRanker(overflow="ties", backend="openai", base_url="http://127.0.0.1:1/v1")
 
 
 # --- sharing is the runner's: LM rankers share work within the document groups handed over ----

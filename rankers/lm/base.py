@@ -56,8 +56,9 @@ class LMRanker(Ranker):
 
     ``overflow`` is the context-window policy: ``error`` (default, left out of keys) stops at the
     first pair whose input exceeds the model's window, naming it; ``ties`` (keyed, so it shows in
-    the label) gives every candidate of such a pair the score 0, so the pair's measures are their
-    expectations over the orderings of its candidates, and counts those pairs in
+    the label) gives every candidate of such a pair the score 0, one tie group (its NDCG is the
+    expectation over the orderings of its candidates, its MAP scikit-learn's value for one tie
+    group, the share of relevant candidates), and counts those pairs in
     :meth:`report` (``overflow_pairs``). Whether a pair fits depends on it alone: the document and
     its own summary, never on the pairs scored with it.
 
@@ -192,10 +193,7 @@ class LMRanker(Ranker):
         self.dtype = resolve_dtype_name(dtype, device) if backend == "local" else dtype
         self.matmul = type(self).resolve_matmul(matmul, backend, device, self.dtype)
         self.overflow, self._overflowed = overflow, 0
-        if overflow != "error" and backend != "local":
-            raise ParameterError(
-                f"parameter {self.name}.overflow={overflow} is for backend=local only (a server applies its own limit)"
-            )
+        type(self).check_overflow(overflow, backend)
         if self.uses_template:
             self.template = template
         if backend == "openai":
@@ -209,6 +207,14 @@ class LMRanker(Ranker):
         self._store_root: Path | None = None
         self._server: ServerLM | None = None
         self._counters: RequestCounters | None = None
+
+    @classmethod
+    def check_overflow(cls, overflow: str, backend: str) -> None:
+        """``overflow`` other than ``error`` is for the local backend (a server applies its own limit)."""
+        if overflow != "error" and backend != "local":
+            raise ParameterError(
+                f"parameter {cls.name}.overflow={overflow} is for backend=local only (a server applies its own limit)"
+            )
 
     @classmethod
     def resolve_matmul(cls, matmul: str, backend: str, device: str, dtype: str) -> str:
@@ -255,8 +261,7 @@ class LMRanker(Ranker):
                 params.get("matmul", "default"), "local", runtime.get("device", "auto"), out["dtype"]
             )
         else:
-            if out.get("overflow", "error") != "error":
-                raise ParameterError(f"parameter {cls.name}.overflow is for backend=local only")
+            cls.check_overflow(out.get("overflow", "error"), out.get("backend", "local"))
             out["matmul"] = cls.resolve_matmul(
                 params.get("matmul", "default"), "openai", "auto", str(out.get("dtype"))
             )

@@ -89,13 +89,13 @@ class PerplexityGainRanker(LMRanker):
         union = sorted({i for keep in lists for i in keep})
         return lists, (None if len(union) == pairs[0].n_sentences else union)
 
-    def losses(self, pairs: Sequence[Pair]) -> np.ndarray:
-        """``(n_pairs, n_sentences + 1)`` summary losses; column 0 = full document."""
+    def losses(self, pairs: Sequence[Pair], only: Sequence[int] | None = None) -> np.ndarray:
+        """``(n_pairs, n_sentences + 1)`` summary losses; column 0 = full document. With
+        ``only``, the variants without the other sentences are not run (their columns are NaN)."""
         from sourcesum.rankers.lm.engine import causal_ablation_nll, seq2seq_ablation_nll  # torch
 
         lm = self.lm()
         sentences = pairs[0].sentences
-        _, only = self.shortlists(pairs)
         if lm.seq2seq:
             context = seq2seq_context(lm.tokenizer, sentences)
             summaries = [seq2seq_summary(lm.tokenizer, p.summary) for p in pairs]
@@ -107,7 +107,8 @@ class PerplexityGainRanker(LMRanker):
         return causal_ablation_nll(lm.model, context, summaries, self.ablation, self.batch_size, only)
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
-        return self.gains(self.losses(pairs), self.shortlists(pairs)[0])
+        keep, only = self.shortlists(pairs)
+        return self.gains(self.losses(pairs, only), keep)
 
     def gains(self, losses: np.ndarray, keep: Sequence[Sequence[int]] | None = None) -> list[Sequence[float]]:
         """Per pair, each sentence's gain from the ``(n_pairs, n_sentences + 1)`` losses; with
