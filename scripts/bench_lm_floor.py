@@ -5,24 +5,28 @@ model body and of its output layer, the measured GFLOP/s per dtype, and per rank
 layer and the floor in minutes per dtype, plus the total floor per dtype.
 
 For the default model (or ``--model``) it counts the tokens each ranker must run through the
-model over SourceSum's four board splits (the engine's own inputs: the runner's cross-split
-document groups, leave-one-out suffixes for ``perplexity_gain``, every sentence once per summary
-plus once unconditioned for ``pmi``, the document once per document and each summary once for
-``attention``; for ``attribution`` with its default method, saliency, the document once, each
-summary once forward with its logits, and one backward pass per summary through the summary and
-the document, input gradients only, which costs what a forward pass does), multiplies by the FLOPs per token of the model's Linear layers (``2 x in x out``
-per layer, plus the output layer where logits are needed), and divides by the throughput of
-the Linear layers measured here on the model's own layer shapes, per dtype and per **matmul
-path** the installed torch offers: ``default`` (``torch.nn.functional.linear``: torch's BLAS,
-MKL on x86 wheels) and ``onednn`` (the layer converted as the engine converts it with
-``matmul=onednn``: ``torch.utils.mkldnn.MkldnnLinear``, oneDNN, dense inputs converted on the way
-in and out). It prints the CPU model and vendor, torch's BLAS and oneDNN build facts, the path
-with the highest throughput per dtype (``favoured``), the path the engine's ``matmul=auto``
-takes here (``auto_path``, chosen from CPU and library facts, never from a timing) and the
-floor under every path. Norms, attention scores, padding and Python
-overhead are left out, so real runs can only be slower.
+model over SourceSum's four board splits (or ``--split``; the engine's own inputs: the runner's
+cross-split document groups; leave-one-out suffixes for ``perplexity_gain``, over its
+``--shortlist`` only when given; every sentence once per summary plus once unconditioned for
+``pmi``; the document once per document and each summary once for ``attention``; for
+``attribution`` with its default method, saliency, the document once, each summary once forward
+with its logits, and one backward pass per summary through the summary and the document, input
+gradients only, which costs what a forward pass does). Summaries whose document reading exceeds
+the model's window are left out for the rankers that read the whole document, as they run
+nothing there under ``overflow=ties``. It multiplies by the FLOPs per token of the model's
+Linear layers (``2 x in x out`` per layer, plus the output layer where logits are needed), and
+divides by the throughput of the Linear layers measured here on the model's own layer shapes,
+per dtype and per **matmul path** the installed torch offers: ``default``
+(``torch.nn.functional.linear``: torch's BLAS, MKL on x86 wheels) and ``onednn`` (the layer
+converted as the engine converts it with ``matmul=onednn``: ``torch.utils.mkldnn.MkldnnLinear``,
+oneDNN, dense inputs converted on the way in and out). It prints the CPU model and vendor,
+torch's BLAS and oneDNN build facts, the path with the highest throughput per dtype
+(``favoured``), the path the engine's ``matmul=auto`` takes here (``auto_path``, chosen from CPU
+and library facts, never from a timing) and the floor under every path. Norms, attention
+scores, padding and Python overhead are left out, so real runs can only be slower.
 
     python scripts/bench_lm_floor.py [--threads 2] [--dtypes float32,bfloat16] [--paths default,onednn]
+                                     [--split wice_test] [--shortlist K]
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ import time
 from collections import defaultdict
 
 import torch
-from sourcesum.data import dataset, load_split
+from sourcesum.data import Pair, dataset, load_split
+from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
 from sourcesum.rankers.lm.matmul import MATMUL_PATHS, cpu_vendor, favoured_path
 from sourcesum.rankers.lm.models import DEFAULT_LM, load_lm
@@ -53,26 +58,46 @@ def documents(splits):
     return [(key[1], list(summaries)) for key, summaries in groups.items()]
 
 
-def token_counts(tokenizer, docs) -> dict[str, dict[str, int]]:
-    """Tokens through the model body, and tokens whose logits are needed, per ranker."""
+def token_counts(tokenizer, docs, shortlist: int = 0, window: int | None = None) -> dict[str, dict[str, int]]:
+    """Tokens through the model body, and tokens whose logits are needed, per ranker.
+
+    ``shortlist=K``: ``perplexity_gain`` ablates only the union of its pairs' K BM25-best
+    sentences per document (the ranker's own shortlist). ``window``: a summary whose document
+    reading (context + summary) exceeds it is not run by the rankers that read the whole
+    document (``perplexity_gain``, ``attention``, ``attribution``), as under ``overflow=ties``.
+    """
     counts = {name: {"body": 0, "logits": 0} for name in RANKERS}
     counts["pmi"]["body"] += 1  # the start token's own pass, once per run
-    for sentences, summaries in docs:
+    chooser = create_ranker("perplexity_gain", shortlist=shortlist) if shortlist else None
+    for sentences, every_summary in docs:
+        sentence_tokens = sum(len(causal_summary(tokenizer, s)) for s in sentences)
+        summary_tokens = [len(causal_summary(tokenizer, s)) for s in every_summary]
+        # each summary is read after the start token; the sentences once per summary + once alone
+        pmi = sentence_tokens * (len(every_summary) + 1) + sum(1 + n for n in summary_tokens)
+        counts["pmi"]["body"] += pmi
+        counts["pmi"]["logits"] += sentence_tokens * (len(every_summary) + 1)
         context = causal_context(tokenizer, sentences, DEFAULT_TEMPLATE)
         length = len(context.ids())
+        summaries = [
+            s
+            for s, n in zip(every_summary, summary_tokens, strict=True)
+            if window is None or length + n <= window
+        ]
+        if not summaries:
+            continue
         summary_tokens = [len(causal_summary(tokenizer, s)) for s in summaries]
+        ablated = range(len(sentences))
+        if chooser is not None:
+            pairs = [
+                Pair(id="", split="", sentences=tuple(sentences), summary=s, document="") for s in summaries
+            ]
+            union = chooser.shortlists(pairs)[1]
+            ablated = range(len(sentences)) if union is None else union
         # full context + the suffix after each deleted sentence; summaries after each variant
-        suffixes = sum(
-            length - start - len(seg) for start, seg in zip(context.starts, context.segments, strict=True)
-        )
-        variants = len(sentences) + 1
+        suffixes = sum(length - context.starts[i] - len(context.segments[i]) for i in ablated)
+        variants = len(ablated) + 1
         counts["perplexity_gain"]["body"] += length + suffixes + variants * sum(summary_tokens)
         counts["perplexity_gain"]["logits"] += variants * sum(summary_tokens)
-        sentence_tokens = sum(len(causal_summary(tokenizer, s)) for s in sentences)
-        # each summary is read after the start token; the sentences once per summary + once alone
-        pmi = sentence_tokens * (len(summaries) + 1) + sum(1 + n for n in summary_tokens)
-        counts["pmi"]["body"] += pmi
-        counts["pmi"]["logits"] += sentence_tokens * (len(summaries) + 1)
         counts["attention"]["body"] += length + sum(summary_tokens)
         # attribution (saliency): the context forward once, each summary forward (logits), then
         # one backward pass per summary through its own tokens and the context; a backward pass
@@ -202,6 +227,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--dtypes", default="float32,bfloat16")
     parser.add_argument("--paths", default=",".join(PATHS), help="matmul paths to measure (if available)")
+    parser.add_argument(
+        "--split", default=None, help="splits to count (default: SourceSum's four board splits)"
+    )
+    parser.add_argument("--shortlist", type=int, default=0, help="perplexity_gain's shortlist=K")
     args = parser.parse_args()
     paths = [p for p in args.paths.split(",") if p in available_paths()]
     if args.threads:
@@ -210,11 +239,16 @@ def main() -> None:
     body, head = linear_shapes(lm.model)
     body_flops = sum(2 * i * o for i, o in body)
     head_flops = 2 * head[0] * head[1]
-    splits = [load_split(s) for s in dataset("sourcesum").board_splits()]
-    counts = token_counts(lm.tokenizer, documents(splits))
+    names = args.split.split(",") if args.split else dataset("sourcesum").board_splits()
+    splits = [load_split(s) for s in names]
+    window = lm.model.config.max_position_embeddings
+    counts = token_counts(lm.tokenizer, documents(splits), args.shortlist, window)
     rates = measured_rates(paths, args.dtypes.split(","), body, head)
     report: dict[str, object] = {
         "model": args.model,
+        "splits": list(names),
+        "shortlist": args.shortlist,
+        "window": window,
         "cpu": cpu_model(),
         "cpu_vendor": cpu_vendor(),
         "build": build_facts(),

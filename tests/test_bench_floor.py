@@ -111,3 +111,28 @@ def test_the_floor_counts_the_passes_attribution_runs(counted):
     assert backward["tokens"] == sum(length + n for n in summary_tokens)
     assert expected["body"] == tally["body"] + backward["tokens"]
     assert expected["logits"] == 2 * sum(summary_tokens)
+
+
+def test_the_floor_counts_a_shortlisted_perplexity_gain_and_leaves_out_what_overflows(counted):
+    """perplexity_gain with shortlist=2 runs exactly the tokens counted with the shortlist; with
+    a window that one summary's reading exceeds, that summary's work is left out."""
+    tokenizer, tally = counted
+    pairs = [make_pair(SENTENCES, s, pair_id=f"hand__{i}") for i, s in enumerate(SUMMARIES)]
+    floor = _floor_module()
+    docs = floor.documents([SimpleNamespace(pairs=pairs)])
+    shortlisted = floor.token_counts(tokenizer, docs, shortlist=2)["perplexity_gain"]
+    tally["body"] = 0
+    create_ranker("perplexity_gain", model="tiny-floor", device="cpu", shortlist=2).score_batch(pairs)
+    assert (
+        tally["body"] == shortlisted["body"] < floor.token_counts(tokenizer, docs)["perplexity_gain"]["body"]
+    )
+    length = len(floor.causal_context(tokenizer, SENTENCES, floor.DEFAULT_TEMPLATE).ids())
+    longer, shorter = sorted(SUMMARIES, key=lambda s: -len(floor.causal_summary(tokenizer, s)))
+    window = length + len(floor.causal_summary(tokenizer, shorter))
+    assert len(floor.causal_summary(tokenizer, longer)) > len(floor.causal_summary(tokenizer, shorter))
+    only_shorter = floor.token_counts(tokenizer, [(SENTENCES, [shorter])])
+    assert floor.token_counts(tokenizer, docs, window=window)["attention"] == only_shorter["attention"]
+    assert (
+        floor.token_counts(tokenizer, docs, window=window)["pmi"]
+        == floor.token_counts(tokenizer, docs)["pmi"]
+    )
