@@ -2,7 +2,9 @@
 measured matmul throughput. Prints JSON: the model, the torch threads, the GFLOP per token of the
 model body and of its output layer, the measured GFLOP/s per dtype, and per ranker
 (``perplexity_gain``, ``pmi``, ``attention``, ``attribution``) the tokens through the body and through the output
-layer and the floor in minutes per dtype, plus the total floor per dtype.
+layer and the floor in minutes per dtype and matmul path, plus the total floor of the four per
+dtype and path (``attribution``, which needs gradients, counted on the default path under
+every path, as it runs).
 
 For the default model (or ``--model``) it counts the tokens each ranker must run through the
 model over SourceSum's four board splits (or ``--split``; the engine's own inputs: the runner's
@@ -99,15 +101,22 @@ def token_counts(tokenizer, docs, shortlist: int = 0, window: int | None = None)
         counts["perplexity_gain"]["body"] += length + suffixes + variants * sum(summary_tokens)
         counts["perplexity_gain"]["logits"] += variants * sum(summary_tokens)
         counts["attention"]["body"] += length + sum(summary_tokens)
-        # attribution (saliency): the context forward once, each summary forward (logits), then
-        # one backward pass per summary through its own tokens and the context; a backward pass
-        # that computes input gradients only costs one matmul per Linear, as the forward does
-        # (its context is read without a start token and with a space before every sentence)
+    for sentences, every_summary in docs:
+        # attribution (saliency; its context has no start token and a space before every
+        # sentence): the context forward once (its last position's logits), each summary forward
+        # with its logits, then one backward pass per summary through the summary, its logits
+        # and the first logit (the context's last), and the context; a backward pass that
+        # computes input gradients only costs one matmul per Linear, as the forward does. With
+        # batch_size > 1 each backward pass also runs through the other summaries of its batch
+        # (their gradients are zero): that is overhead, not counted here.
         length = len(causal_context(tokenizer, sentences, DEFAULT_TEMPLATE, True, start_token=False).ids())
-        counts["attribution"]["body"] += (
-            length + sum(summary_tokens) + sum(length + n for n in summary_tokens)
-        )
-        counts["attribution"]["logits"] += 2 * sum(summary_tokens)
+        summary_tokens = [len(causal_summary(tokenizer, s)) for s in every_summary]
+        summary_tokens = [n for n in summary_tokens if window is None or length + n <= window]
+        if not summary_tokens:
+            continue
+        forward = length + sum(summary_tokens)
+        counts["attribution"]["body"] += forward + sum(length + n for n in summary_tokens)
+        counts["attribution"]["logits"] += 1 + sum(summary_tokens) + sum(1 + n for n in summary_tokens)
     return counts
 
 
@@ -263,21 +272,22 @@ def main() -> None:
         measured = {p: r[name]["body"] for p, r in rates.items() if "body" in r[name]}
         if measured:
             report["favoured"][name] = max(measured, key=measured.__getitem__)  # type: ignore[index]
+    totals: dict[str, float] = defaultdict(float)
     for ranker, count in counts.items():
         entry: dict[str, object] = dict(count)
         for path, by_dtype in rates.items():
             for name, rate in by_dtype.items():
                 if "body" not in rate:
                     continue
-                seconds = floor_seconds(count, body_flops, head_flops, rate)
-                entry[f"floor_min_{path}_{name}"] = round(seconds / 60, 1)
+                # attribution needs gradients: it runs on the default path whatever the others use
+                default = rates.get("default", {}).get(name, {})
+                own = default if ranker == "attribution" and "body" in default else rate
+                seconds = floor_seconds(count, body_flops, head_flops, own)
+                if ranker != "attribution" or own is rate:
+                    entry[f"floor_min_{path}_{name}"] = round(seconds / 60, 1)
+                totals[f"floor_min_total_{path}_{name}"] += seconds / 60
         report["rankers"][ranker] = entry  # type: ignore[index]
-    keys = {k for r in report["rankers"].values() for k in r if k.startswith("floor_min_")}  # type: ignore[union-attr]
-    for key in sorted(keys):
-        report[key.replace("floor_min_", "floor_min_total_")] = round(
-            sum(r.get(key, 0) for r in report["rankers"].values()),
-            1,  # type: ignore[union-attr]
-        )
+    report.update({key: round(minutes, 1) for key, minutes in sorted(totals.items())})
     print(json.dumps(report, indent=2))
 
 

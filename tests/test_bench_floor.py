@@ -87,30 +87,40 @@ def test_the_floor_counts_what_the_runner_runs_across_splits(counted, ranker, tm
 def test_the_floor_counts_the_passes_attribution_runs(counted):
     """attribution, one summary per batch: its forward passes are the document once and each
     summary once, and its backward passes (counted on a body Linear layer's output gradients) run
-    each summary and the whole document again, one pass per summary, as the floor counts."""
+    each summary and the whole document again, one pass per summary, as the floor counts; the
+    output layer's rows, forward and backward, are the floor's logits."""
     tokenizer, tally = counted
     pairs = [make_pair(SENTENCES, s, pair_id=f"hand__{i}") for i, s in enumerate(SUMMARIES)]
     floor = _floor_module()
     expected = floor.token_counts(tokenizer, floor.documents([SimpleNamespace(pairs=pairs)]))["attribution"]
     ranker = create_ranker("attribution", model="tiny-floor", device="cpu", batch_size=1)
-    backward = {"tokens": 0}
+    rows = {"backward": 0, "head": 0}
 
     def count_backward(module, grad_input, grad_output):
-        backward["tokens"] += grad_output[0].shape[:-1].numel()
+        rows["backward" if module is probe else "head"] += grad_output[0].shape[:-1].numel()
 
-    probe = ranker.lm().model.model.layers[0].mlp.down_proj
-    handle = probe.register_full_backward_hook(count_backward)
+    def count_head(module, args):
+        rows["head"] += args[0].shape[:-1].numel()
+
+    model = ranker.lm().model
+    probe, head = model.model.layers[0].mlp.down_proj, model.get_output_embeddings()
+    handles = [
+        probe.register_full_backward_hook(count_backward),
+        head.register_full_backward_hook(count_backward),
+        head.register_forward_pre_hook(count_head),
+    ]
     try:
         tally["body"] = 0
         ranker.score_batch(pairs)
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
     length = len(ranker.context(ranker.lm(), SENTENCES).ids())
     summary_tokens = [len(ranker.summary_tokens(ranker.lm(), s)) for s in SUMMARIES]
     assert tally["body"] == length + sum(summary_tokens)
-    assert backward["tokens"] == sum(length + n for n in summary_tokens)
-    assert expected["body"] == tally["body"] + backward["tokens"]
-    assert expected["logits"] == 2 * sum(summary_tokens)
+    assert rows["backward"] == sum(length + n for n in summary_tokens)
+    assert expected["body"] == tally["body"] + rows["backward"]
+    assert expected["logits"] == rows["head"]
 
 
 def test_the_floor_counts_a_shortlisted_perplexity_gain_and_leaves_out_what_overflows(counted):

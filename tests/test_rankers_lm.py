@@ -251,6 +251,31 @@ def test_shortlist_is_keyed_only_off_its_default_and_covers_all_when_large(tiny_
     assert create_ranker("perplexity_gain", model="tiny-causal", shortlist=5).shortlisted(pair) == [0, 1, 2]
 
 
+@pytest.mark.parametrize("ranker", ["perplexity_gain", "attention"])
+def test_pairs_that_fit_still_share_their_document_when_one_overflows(tiny_causal, ranker, monkeypatch):
+    """Two short summaries and a long one on a document of about 500 tokens: the long pair
+    scores as ties, and the two that fit are scored together in one pass over the document, as
+    they are without the long pair."""
+    doc = ["word " * 480, "more words here.", "and the end."]
+    fits = [make_pair(doc, text, pair_id=f"long__{i}") for i, text in enumerate(["summary", "the end"])]
+    long = make_pair(doc, "a much longer summary " * 12, pair_id="long__9")
+    ranker_ = create_ranker(ranker, model="tiny-causal", overflow="ties")
+    calls: list[list[str]] = []
+    original = type(ranker_).score_document
+
+    def spy(self, pairs):
+        calls.append([p.id for p in pairs])
+        return original(self, pairs)
+
+    monkeypatch.setattr(type(ranker_), "score_document", spy)
+    scored = ranker_.score_batch([fits[0], long, fits[1]])
+    assert calls == [["long__0", "long__9", "long__1"], ["long__0", "long__1"]]
+    assert ranker_.report() == {"overflow_pairs": 1} and list(scored[1]) == [0.0, 0.0, 0.0]
+    calls.clear()
+    assert [list(s) for s in ranker_.score_batch(fits)] == [list(scored[0]), list(scored[2])]
+    assert calls == [["long__0", "long__1"]]
+
+
 def test_overflow_is_keyed_only_off_its_default():
     assert Configuration.of("attention", {"overflow": "error"}).params == Configuration.of("attention").params
     assert Configuration.of("attention", {"overflow": "ties"}).params["overflow"] == "ties"

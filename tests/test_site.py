@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import declaration
+from helpers import dataset_missing, declaration, skip_or_fail_without
 from sourcesum import paths
 from sourcesum.board import build_view, collect, collect_declared, read_declaration
-from sourcesum.board.pairs import explorer_data, explorer_ranks, pair_view, ranks
+from sourcesum.board.pairs import SCORE_DIGITS, explorer_data, explorer_ranks, pair_view, ranks
 from sourcesum.board.view import columns_of
 from sourcesum.browser import first_render_ms, headless_chromium, horizontal_overflow, set_viewport
 from sourcesum.cli import main
@@ -470,8 +470,13 @@ def test_the_committed_site_fits_its_budgets(tmp_path):
     """The site of the committed board (every declared row; SourceSum, the held-out test, WiCE
     and QMSum): SourceSum's explorers within the explorer budget, the transfer tasks' within
     theirs, the index page with its plot within the committed board's."""
+    skip_or_fail_without(
+        dataset_missing("wice", "SOURCESUM_WICE_DIR") or dataset_missing("qmsum", "SOURCESUM_QMSUM_DIR")
+    )
     out = tmp_path / "site"
-    assert main(["site", "-o", str(out)]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))
+        assert main(["site", "-o", str(out)]) == 0
     declared = read_declaration(paths.DECLARATION_PATH)
     assert (out / INDEX_FILE).stat().st_size + (out / PLOT_FILE).stat().st_size <= BOARD_INDEX_BUDGET
     for name in dataset(declared.dataset).board_splits():
@@ -510,7 +515,8 @@ def test_explorer_ranks_keep_only_what_rounding_changes(seed):
     rng = np.random.default_rng(seed)
     scores = rng.choice(rng.normal(size=6), size=12).tolist()  # repeated values: ties
     assert ranks(scores) == [1 + sum(o > s for o in scores) for s in scores]
-    assert explorer_ranks(scores, scores) is None
-    close = [0.123456, 0.123457, 0.5]  # 4 significant digits merge the first two
-    assert explorer_ranks(close, [0.1235, 0.1235, 0.5]) == [3, 2, 1]
-    assert explorer_ranks([0.1, 0.2, 0.2], [0.1, 0.2, 0.2]) is None
+    shown = [float(f"{s:.{SCORE_DIGITS}g}") for s in scores]
+    assert explorer_ranks(scores, shown) is None  # rounding merges no distinct value here
+    close = [s + 1e-9 * k for k, s in enumerate(scores)]  # distinct scores that rounding merges
+    expected = [1 + sum(o > s for o in close) for s in close]
+    assert explorer_ranks(close, [float(f"{s:.{SCORE_DIGITS}g}") for s in close]) == expected

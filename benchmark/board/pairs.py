@@ -40,7 +40,7 @@ def ranks(scores: Sequence[float]) -> list[int]:
 
     values = np.asarray(scores, dtype=float)
     ascending = np.sort(values)
-    return (1 + len(values) - np.searchsorted(ascending, values, side="right")).tolist()
+    return [int(n) for n in 1 + len(values) - np.searchsorted(ascending, values, side="right")]
 
 
 def explorer_ranks(scores: Sequence[float], shown: Sequence[float]) -> list[int] | None:

@@ -396,17 +396,24 @@ class LMRanker(Ranker):
         return [by_summary[(p.document_key, p.sentences, p.summary)] for p in pairs]
 
     def _score_within_window(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
-        """:meth:`score_document`, under the ``overflow`` policy: with ``ties``, a document
-        whose group overflows is scored pair by pair, so each pair's fate is its own."""
+        """:meth:`score_document`, under the ``overflow`` policy: with ``ties``, the pair the
+        window error names scores all ties (counted) and the others are scored together again,
+        so each pair's fate is its own and the pairs that fit still share their document's work."""
         try:
             return self.score_document(pairs)
-        except WindowOverflow:
+        except WindowOverflow as exc:
             if self.overflow == "error":
                 raise
+            named = exc.pair_id
+        if not any(p.id == named for p in pairs):  # no pair named: decide pair by pair
             if len(pairs) == 1:
                 self._overflowed += 1
                 return [[0.0] * len(pairs[0].sentences)]
-        return [self._score_within_window([pair])[0] for pair in pairs]
+            return [self._score_within_window([pair])[0] for pair in pairs]
+        rest = [p for p in pairs if p.id != named]
+        self._overflowed += len(pairs) - len(rest)
+        scored = iter(self._score_within_window(rest) if rest else [])
+        return [[0.0] * len(p.sentences) if p.id == named else next(scored) for p in pairs]
 
     def _score_on_server(
         self,

@@ -121,7 +121,11 @@ def seq2seq_summary(tokenizer: Any, summary: str) -> tuple[int, ...]:
 
 
 class WindowOverflow(RankerError):
-    """A pair's input is longer than the model's context window."""
+    """A pair's input is longer than the model's context window; ``pair_id`` names the pair."""
+
+    def __init__(self, message: str, pair_id: str = ""):
+        super().__init__(message)
+        self.pair_id = pair_id
 
 
 def check_length(context: Context, extra: int, limit: int | None, pair_id: str) -> None:
@@ -130,5 +134,6 @@ def check_length(context: Context, extra: int, limit: int | None, pair_id: str) 
     if limit is not None and total > limit:
         raise WindowOverflow(
             f"pair {pair_id}: {total} tokens exceed the model's limit of {limit}; "
-            "use a model with a longer context, or overflow=ties to score such pairs as all ties"
+            "use a model with a longer context, or overflow=ties to score such pairs as all ties",
+            pair_id,
         )
