@@ -4,7 +4,7 @@ pairs is timed (wall and process CPU time). Prints one line per ranker and, with
 JSON report. This is how the cost of the rankers not run on a task board is measured.
 
     python scripts/bench_lm_pair_cost.py --split wice_test --pairs test02359,test00185,test04331 \\
-        [--rankers perplexity_gain,pmi,attention,attribution,llm_judge] [--json]
+        [--rankers perplexity_gain,pmi,attention,attribution,llm_judge] [-p perplexity_gain.shortlist=3] [--json]
 
 Run it with ``OMP_NUM_THREADS=1`` for one thread, as the figures on the performance page were.
 """
@@ -28,11 +28,15 @@ def main() -> int:
     parser.add_argument("--split", required=True, help="the split holding the pairs")
     parser.add_argument("--pairs", required=True, help="comma-separated pair ids")
     parser.add_argument("--rankers", default=LM_RANKERS, help=f"comma-separated (default {LM_RANKERS})")
+    parser.add_argument("--param", "-p", action="append", default=[], metavar="RANKER.NAME=VALUE")
     parser.add_argument("--json", action="store_true", help="print a JSON report")
     args = parser.parse_args()
 
+    from sourcesum.cli.common import parse_params
     from sourcesum.data import load_split
     from sourcesum.rankers import create_ranker
+
+    params = parse_params(args.param, args.rankers.split(","))
 
     split = load_split(args.split)
     wanted = args.pairs.split(",")
@@ -43,15 +47,17 @@ def main() -> int:
     warm = load_split("xsum_pegasus").pairs[:1]
     results = []
     for name in args.rankers.split(","):
-        ranker = create_ranker(name, dtype="float32")
+        ranker = create_ranker(name, **{"dtype": "float32", **params.get(name, {})})
         ranker.score_batch(warm)  # loads the model
         wall, cpu = time.perf_counter(), time.process_time()
         ranker.score_batch(pairs)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        results.append({"ranker": name, "wall_s": wall, "cpu_s": cpu, "cpu_s_per_pair": cpu / len(pairs)})
+        results.append(
+            {"ranker": ranker.label, "wall_s": wall, "cpu_s": cpu, "cpu_s_per_pair": cpu / len(pairs)}
+        )
         if not args.json:
             print(
-                f"{split.name} {name}: {len(pairs)} pairs, {sum(p.n_sentences for p in pairs)} sentences, "
+                f"{split.name} {ranker.label}: {len(pairs)} pairs, {sum(p.n_sentences for p in pairs)} sentences, "
                 f"wall {wall:.1f} s, CPU {cpu:.1f} s, {cpu / len(pairs):.1f} CPU s per pair",
                 flush=True,
             )
