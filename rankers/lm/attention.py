@@ -69,9 +69,11 @@ class AttentionRanker(LMRanker):
     """
 
     name = "attention"
-    reproduction_tolerance = 1e-6
-    """Float32 sums differ in their last bits with the batch layout: the committed float32 scores
-    are reproduced within 1e-6 (a test)."""
+    reproduction_tolerance = 1e-5
+    """Float32 sums differ in their last bits with the batch layout and the CPU's kernels: the
+    committed float32 scores (computed on AMD EPYC) are reproduced within 1e-6 there; on an
+    Intel Xeon (model 207, MKL) all 1,211 pairs of the four splits were within 5.5e-6, every
+    pair ranked the same."""
     version = "1"
     eager_attention = True
     server_refusal = "OpenAI-compatible servers return no attention weights; use backend=local"

@@ -229,10 +229,12 @@ class AttributionRanker(LMRanker):
     """
 
     name = "attribution"
-    reproduction_tolerance = 5e-3
+    reproduction_tolerance = 1e-2
     """Scores are float32 gradient norms summed over a sentence's tokens (medians 16-25, up to
     300): recomputing 12 committed pairs (3 per split, `sourcesum verify`) moved them by up to
-    1.1e-3 with the batch layout, a relative 5e-5."""
+    1.1e-3 with the batch layout, a relative 5e-5; on an Intel Xeon (model 207, MKL; the
+    committed scores come from AMD EPYC) all 1,211 pairs of the four splits were within 4.8e-3
+    (a relative 8.9e-5 of the pair's largest score), every pair ranked the same."""
     version = "1"
     default_batch_size = 4
     linears_only = False  # its bfloat16 figures (docs/performance.md) are for the whole model in bfloat16

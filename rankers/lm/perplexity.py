@@ -45,7 +45,8 @@ class PerplexityGainRanker(LMRanker):
     reproduction_tolerance = 2e-5
     """Leave-one-out variants are batched and float32 sums differ in their last bits with the row
     layout and the CPU's kernels: the committed float32 scores (computed on AMD EPYC) were
-    reproduced within 5.7e-6 there and within 5.3e-6 on an Intel Xeon; a test checks 2e-5."""
+    reproduced within 5.7e-6 there; on an Intel Xeon (model 207, MKL) all 1,211 pairs of the
+    four splits were within 9.8e-6, every pair ranked the same."""
     version = "1"
     server_refusal = ""
 
