@@ -71,37 +71,38 @@ def token_counts(tokenizer, docs, shortlist: int = 0, window: int | None = None)
     counts = {name: {"body": 0, "logits": 0} for name in RANKERS}
     counts["pmi"]["body"] += 1  # the start token's own pass, once per run
     chooser = create_ranker("perplexity_gain", shortlist=shortlist) if shortlist else None
+
+    def fitting(length: int, tokens: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        """The (summary, tokens) pairs whose reading after a context of ``length`` fits."""
+        return [(s, n) for s, n in tokens if window is None or length + n <= window]
+
     for sentences, every_summary in docs:
         sentence_tokens = sum(len(causal_summary(tokenizer, s)) for s in sentences)
-        summary_tokens = [len(causal_summary(tokenizer, s)) for s in every_summary]
+        tokens = [(s, len(causal_summary(tokenizer, s))) for s in every_summary]
         # each summary is read after the start token; the sentences once per summary + once alone
-        pmi = sentence_tokens * (len(every_summary) + 1) + sum(1 + n for n in summary_tokens)
+        pmi = sentence_tokens * (len(tokens) + 1) + sum(1 + n for _, n in tokens)
         counts["pmi"]["body"] += pmi
-        counts["pmi"]["logits"] += sentence_tokens * (len(every_summary) + 1)
+        counts["pmi"]["logits"] += sentence_tokens * (len(tokens) + 1)
+
         context = causal_context(tokenizer, sentences, DEFAULT_TEMPLATE)
         length = len(context.ids())
-        summaries = [
-            s
-            for s, n in zip(every_summary, summary_tokens, strict=True)
-            if window is None or length + n <= window
-        ]
-        if not summaries:
-            continue
-        summary_tokens = [len(causal_summary(tokenizer, s)) for s in summaries]
-        ablated = range(len(sentences))
-        if chooser is not None:
-            pairs = [
-                Pair(id="", split="", sentences=tuple(sentences), summary=s, document="") for s in summaries
-            ]
-            union = chooser.shortlists(pairs)[1]
-            ablated = range(len(sentences)) if union is None else union
-        # full context + the suffix after each deleted sentence; summaries after each variant
-        suffixes = sum(length - context.starts[i] - len(context.segments[i]) for i in ablated)
-        variants = len(ablated) + 1
-        counts["perplexity_gain"]["body"] += length + suffixes + variants * sum(summary_tokens)
-        counts["perplexity_gain"]["logits"] += variants * sum(summary_tokens)
-        counts["attention"]["body"] += length + sum(summary_tokens)
-    for sentences, every_summary in docs:
+        read = fitting(length, tokens)
+        if read:
+            summary_tokens = sum(n for _, n in read)
+            ablated = range(len(sentences))
+            if chooser is not None:
+                pairs = [
+                    Pair(id="", split="", sentences=tuple(sentences), summary=s, document="") for s, _ in read
+                ]
+                union = chooser.shortlists(pairs)[1]
+                ablated = range(len(sentences)) if union is None else union
+            # full context + the suffix after each deleted sentence; summaries after each variant
+            suffixes = sum(length - context.starts[i] - len(context.segments[i]) for i in ablated)
+            variants = len(ablated) + 1
+            counts["perplexity_gain"]["body"] += length + suffixes + variants * summary_tokens
+            counts["perplexity_gain"]["logits"] += variants * summary_tokens
+            counts["attention"]["body"] += length + summary_tokens
+
         # attribution (saliency; its context has no start token and a space before every
         # sentence): the context forward once (its last position's logits), each summary forward
         # with its logits, then one backward pass per summary through the summary, its logits
@@ -110,13 +111,11 @@ def token_counts(tokenizer, docs, shortlist: int = 0, window: int | None = None)
         # batch_size > 1 each backward pass also runs through the other summaries of its batch
         # (their gradients are zero): that is overhead, not counted here.
         length = len(causal_context(tokenizer, sentences, DEFAULT_TEMPLATE, True, start_token=False).ids())
-        summary_tokens = [len(causal_summary(tokenizer, s)) for s in every_summary]
-        summary_tokens = [n for n in summary_tokens if window is None or length + n <= window]
-        if not summary_tokens:
-            continue
-        forward = length + sum(summary_tokens)
-        counts["attribution"]["body"] += forward + sum(length + n for n in summary_tokens)
-        counts["attribution"]["logits"] += 1 + sum(summary_tokens) + sum(1 + n for n in summary_tokens)
+        read = fitting(length, tokens)
+        if read:
+            forward = length + sum(n for _, n in read)
+            counts["attribution"]["body"] += forward + sum(length + n for _, n in read)
+            counts["attribution"]["logits"] += 1 + sum(n for _, n in read) + sum(1 + n for _, n in read)
     return counts
 
 

@@ -59,8 +59,6 @@ from sourcesum.stats import ALPHA
 from sourcesum.store import ScoreStore, StoreStack
 
 LM_RANKERS = ("perplexity_gain", "pmi", "attention")
-FLOORED = ("perplexity_gain", "pmi", "attention", "attribution")
-"""The rankers whose matmul work bench_lm_floor counts."""
 NDCG_TOLERANCE, MAP_TOLERANCE = 0.003, 0.005
 
 
@@ -105,7 +103,7 @@ def floors(names, dtype: str, splits, ids) -> dict[str, float]:
             if name != "attribution" or path == "default"  # gradients: the default path only
         )
         for name in names
-        if name in FLOORED
+        if name in floor.RANKERS
     }
 
 
