@@ -402,14 +402,9 @@ class LMRanker(Ranker):
         try:
             return self.score_document(pairs)
         except WindowOverflow as exc:
-            if self.overflow == "error":
+            if self.overflow == "error" or not any(p.id == exc.pair_id for p in pairs):
                 raise
             named = exc.pair_id
-        if not any(p.id == named for p in pairs):  # no pair named: decide pair by pair
-            if len(pairs) == 1:
-                self._overflowed += 1
-                return [[0.0] * len(pairs[0].sentences)]
-            return [self._score_within_window([pair])[0] for pair in pairs]
         rest = [p for p in pairs if p.id != named]
         self._overflowed += len(pairs) - len(rest)
         scored = iter(self._score_within_window(rest) if rest else [])

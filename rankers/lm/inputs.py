@@ -123,7 +123,7 @@ def seq2seq_summary(tokenizer: Any, summary: str) -> tuple[int, ...]:
 class WindowOverflow(RankerError):
     """A pair's input is longer than the model's context window; ``pair_id`` names the pair."""
 
-    def __init__(self, message: str, pair_id: str = ""):
+    def __init__(self, message: str, pair_id: str):
         super().__init__(message)
         self.pair_id = pair_id
 
