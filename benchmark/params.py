@@ -48,6 +48,11 @@ class Param:
     multiline: bool = False
     """A string that may hold line breaks and tabs (a prompt template); other control characters
     are refused in every string."""
+    unscorable_policy: bool = False
+    """The parameter decides only what happens to pairs the ranker cannot score as asked (e.g. a
+    pair longer than a model's window), and its default stops the run on any such pair. So a
+    complete entry under the default holds the scores any other value would give on its split
+    (see :meth:`sourcesum.rankers.base.Ranker.same_scores_when_complete`)."""
 
     @property
     def accepts(self) -> str:

@@ -215,6 +215,25 @@ class Ranker:
         return cls.canonicalize(out, runtime)
 
     @classmethod
+    def same_scores_when_complete(cls, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+        """Whether complete entries of this ranker under parameters ``a`` and ``b`` score a
+        split alike: every parameter equal (a missing one holds its default), except that an
+        :attr:`~sourcesum.params.Param.unscorable_policy` parameter may differ where one side
+        holds its default. That default stops on every pair the other value would apply to, so
+        its complete entry met no such pair and holds the scores the other value gives."""
+        specs = cls.parameters()
+        for key in sorted(set(a) | set(b)):
+            if key not in specs:
+                return False
+            spec, default = specs[key]
+            if default is not inspect.Parameter.empty:
+                default = spec.coerce(default, f"{cls.name}.{key}")
+            x, y = a.get(key, default), b.get(key, default)
+            if x != y and not (spec.unscorable_policy and default in (x, y)):
+                return False
+        return True
+
+    @classmethod
     def changed_params_of(
         cls, params: Mapping[str, Any], include_label_params: bool = True
     ) -> dict[str, Any]:

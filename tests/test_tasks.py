@@ -12,7 +12,34 @@ from sourcesum.board import read_declaration
 from sourcesum.configs import Configuration
 from sourcesum.data import dataset, load_split
 from sourcesum.errors import RankerError, SourceSumError
+from sourcesum.params import Param
 from sourcesum.protocols import PROTOCOLS, FromDataset, protocol
+from sourcesum.rankers import RANKERS
+from sourcesum.rankers.base import Ranker, register
+
+
+@register
+class ShortStop(Ranker):
+    """Lead's order; a pair of fewer than 3 sentences is unscorable: ``overflow=error`` stops on
+    it, ``ties`` scores it all 0 (a test ranker with an unscorable-policy parameter)."""
+
+    name = "short_stop_test"
+    param_specs = {
+        "overflow": Param(
+            str, "unscorable pairs: stop or ties", choices=("error", "ties"), unscorable_policy=True
+        ),
+        "step": Param(float, "the score drop per position", min=0.0),
+    }
+
+    def __init__(self, overflow: str = "error", step: float = 1.0):
+        self.overflow, self.step = overflow, step
+
+    def score(self, pair):
+        if pair.n_sentences < 3:
+            if self.overflow == "error":
+                raise RankerError(f"pair {pair.id} is too short")
+            return [0.0] * pair.n_sentences
+        return [-self.step * i for i in range(pair.n_sentences)]
 
 
 def test_from_dataset_trains_on_the_other_datasets_board_and_refuses_its_own():
@@ -105,6 +132,66 @@ def test_a_task_board_is_shown_with_a_transfer_summary(tmp_path: Path, capsys, s
     main_explorer = (site / explorer_file("synth_alpha_sys")).read_text(encoding="utf-8")
     main_data = main_explorer.split('<script type="application/json" id="data">', 1)[1].split("</script>")[0]
     assert "share of annotators" in main_explorer and json.loads(main_data)["relevance"] == "votes"
+
+
+def test_complete_entries_under_a_stopping_default_score_as_any_policy_value():
+    """An unscorable-policy parameter may differ where one side holds the default; any other
+    parameter may not (LM rankers declare ``overflow`` so)."""
+    attention = RANKERS.get("attention")
+    assert attention.same_scores_when_complete({}, {"overflow": "ties"})
+    assert attention.same_scores_when_complete(
+        {"overflow": "error", "dtype": "float32"}, {"overflow": "ties"}
+    )
+    assert attention.same_scores_when_complete({"overflow": "ties"}, {"overflow": "ties"})
+    assert not attention.same_scores_when_complete({}, {"overflow": "ties", "layers": "-4:"})
+    assert not attention.same_scores_when_complete({"dtype": "bfloat16"}, {"overflow": "ties"})
+    assert not RANKERS.get("random").same_scores_when_complete({"seed": 0}, {"seed": 1})
+    assert not ShortStop.same_scores_when_complete({"overflow": "ties", "step": 2.0}, {"step": 1.0})
+
+
+def test_the_transfer_summary_matches_rows_that_differ_only_in_an_unscorable_policy(
+    tmp_path: Path, capsys, scores_dir
+):
+    """SynthNews has no pair under 3 sentences, SynthClaims has: the default stops there, so the
+    task runs ``overflow=ties`` and the summary still ranks the method on both boards, saying why;
+    a row that differs in another parameter is not matched."""
+    from sourcesum.cli import main
+
+    text = declaration(
+        rows=("lead", "bm25", "short_stop_test", ("short_stop_test", "{ step = 2.0 }")), references=()
+    )
+    text += (
+        '\n[[tasks]]\ndataset = "synthclaims"\nnote = "Claims."\n'
+        '[[tasks.rows]]\nranker = "lead"\n\n[[tasks.rows]]\nranker = "bm25"\n\n'
+        '[[tasks.rows]]\nranker = "short_stop_test"\nparams = { overflow = "ties" }\n\n'
+        '[[tasks.rows]]\nranker = "short_stop_test"\nparams = { overflow = "ties", step = 3.0 }\n'
+    )
+    path = tmp_path / "board.toml"
+    path.write_text(text, encoding="utf-8")
+    run = ["run", "--no-progress", "--ranker"]
+    assert main([*run, "lead,bm25,short_stop_test", "--split", "synthnews"]) == 0
+    assert main([*run, "short_stop_test", "-p", "short_stop_test.step=2", "--split", "synthnews"]) == 0
+    assert main([*run, "short_stop_test", "--split", "synth_claims"]) != 0  # the default stops there
+    for params in (["overflow=ties"], ["overflow=ties", "step=3"]):
+        argv = [*run, "short_stop_test", "--split", "synth_claims"]
+        argv += [arg for p in params for arg in ("-p", f"short_stop_test.{p}")]
+        assert main(argv) == 0
+    assert main([*run, "lead,bm25", "--split", "synth_claims"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "board.md"
+    assert (
+        main(["leaderboard", "--declaration", str(path), "--scores-dir", str(scores_dir), "-o", str(out)])
+        == 0
+    )
+    transfer = out.read_text(encoding="utf-8").split("## Transfer across tasks", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in transfer.splitlines() if line.startswith("| ") and "rank on" not in line]
+    assert sorted(line.split(" | ")[0].strip("| ") for line in rows) == ["bm25", "lead", "short_stop_test"]
+    assert (
+        "short_stop_test runs with overflow=error on SynthNews, overflow=ties on SynthClaims. "
+        "These rows are one method: overflow=error (the default) stops on every pair another value "
+        "would change" in transfer
+    )
+    assert "step" not in transfer  # step=2 (news) and step=3 (claims) differ in a scoring parameter
 
 
 def test_a_bad_task_table_is_an_error(tmp_path: Path):

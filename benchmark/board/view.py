@@ -147,7 +147,7 @@ class TaskView:
 
 @dataclass(frozen=True)
 class TransferView:
-    """How rankers transfer: each zero-shot row present on every board (by full label), its rank
+    """How rankers transfer: each zero-shot method present on every board (:func:`same_method`), its rank
     by the first measure's Avg on each board, and Spearman's rank correlation of the Avg values
     between each two boards over those rows."""
 
@@ -155,6 +155,9 @@ class TransferView:
     measure: str
     rows: tuple[tuple[str, tuple[int, ...]], ...]
     correlations: tuple[tuple[str, str, float], ...]
+    policy_notes: tuple[str, ...] = ()
+    """One sentence per method whose rows differ between boards in an unscorable-policy
+    parameter (:func:`same_method`): which value runs where, and why the rows still match."""
 
 
 @dataclass
@@ -584,18 +587,69 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
     return float(np.corrcoef(ranks["a"], ranks["b"])[0, 1])
 
 
+def same_method(a: Row, b: Row) -> bool:
+    """Rows of two boards that run one method: the same label, or the same registered ranker
+    whose parameters differ only where complete entries score alike
+    (:meth:`~sourcesum.rankers.base.Ranker.same_scores_when_complete`)."""
+    from sourcesum.rankers import RANKERS
+
+    if a.ranker != b.ranker:
+        return False
+    if a.label == b.label:
+        return True
+    return a.ranker in RANKERS and RANKERS.get(a.ranker).same_scores_when_complete(a.params, b.params)
+
+
+def _counterpart(row: Row, board: Leaderboard) -> Row | None:
+    """The zero-shot row of ``board`` that runs ``row``'s method: the one with its label, else
+    the only one that :func:`same_method` matches (None when there is none, or several)."""
+    matches = [t for t in board.zero_shot_rows if not t.reference and same_method(row, t)]
+    exact = [t for t in matches if t.label == row.label]
+    if exact:
+        return exact[0]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _policy_note(name: str, ranker: str, rows: Sequence[tuple[str, Row]]) -> str:
+    """One sentence on a method whose rows differ in an unscorable-policy parameter."""
+    from sourcesum.rankers import RANKERS
+
+    cls = RANKERS.get(ranker)
+    specs = cls.parameters()
+    parts, defaults = [], []
+    for key in sorted({k for _, r in rows for k in r.params}):
+        spec, default = specs[key]
+        if not spec.unscorable_policy:
+            continue
+        default = spec.coerce(default, f"{ranker}.{key}")
+        by_value: dict[Any, list[str]] = {}
+        for title, r in rows:
+            by_value.setdefault(r.params.get(key, default), []).append(title)
+        if len(by_value) > 1:
+            parts += [f"{key}={value} on {' and '.join(titles)}" for value, titles in by_value.items()]
+            defaults.append(f"{key}={default}")
+    return (
+        f"{name} runs with {', '.join(parts)}. These rows are one method: {' and '.join(defaults)} "
+        "(the default) stops on every pair another value would change, so its complete entries "
+        "hold the scores that value gives."
+    )
+
+
 def transfer_view(board: Leaderboard) -> TransferView | None:
     """:class:`TransferView` of a board and its tasks (None without tasks)."""
     if not board.tasks:
         return None
     boards = [board, *board.tasks]
     measure = board.measures[0]
-    common = [
-        r.label
-        for r in board.zero_shot_rows
-        if all(any(t.label == r.label and not t.reference for t in b.zero_shot_rows) for b in boards[1:])
+    matched: dict[str, list[Row]] = {}
+    for r in board.zero_shot_rows:
+        others = [_counterpart(r, b) for b in boards[1:]]
+        if all(t is not None for t in others):
+            matched[r.label] = [r, *(t for t in others if t is not None)]
+    common = list(matched)
+    values = [
+        {label: rows[i].average(measure) for label, rows in matched.items()} for i in range(len(boards))
     ]
-    values = [{r.label: r.average(measure) for r in b.zero_shot_rows if r.label in common} for b in boards]
     ranks = []
     for per_board in values:
         order = sorted(common, key=lambda label: (-per_board[label], label))
@@ -610,8 +664,17 @@ def transfer_view(board: Leaderboard) -> TransferView | None:
         for j in range(i + 1, len(boards)):
             rho = spearman([values[i][x] for x in common], [values[j][x] for x in common])
             correlations.append((boards[i].dataset.title, boards[j].dataset.title, float(rho)))
+    notes = tuple(
+        _policy_note(
+            names.get(label, label),
+            matched[label][0].ranker,
+            [(b.dataset.title, r) for b, r in zip(boards, matched[label], strict=True)],
+        )
+        for label in sorted(common, key=lambda label: ranks[0][label])
+        if len({r.label for r in matched[label]}) > 1
+    )
     return TransferView(
-        tuple(b.dataset.title for b in boards), measure.display_name, rows, tuple(correlations)
+        tuple(b.dataset.title for b in boards), measure.display_name, rows, tuple(correlations), notes
     )
 
 

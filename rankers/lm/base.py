@@ -105,6 +105,7 @@ class LMRanker(Ranker):
             str,
             "pairs longer than the model's window: error (stop, naming the pair) or ties (every candidate scores 0, counted)",
             choices=OVERFLOWS,
+            unscorable_policy=True,
         ),
         "batch_size": Param(int, "sequences per forward pass (not in the cache key)", min=1),
         "template": Param(str, "causal LMs: prompt with {document} and {summary}", multiline=True),
