@@ -179,6 +179,10 @@ def test_a_board_with_a_held_out_test_reports_it(tmp_path: Path, capsys, scores_
     assert main(["site", *board[1:-2], "-o", str(site)]) == 0
     page = (site / "index.html").read_text(encoding="utf-8")
     assert all(f'id="{table}"' in page for table in ("heldout-rows", "heldout-lead", "heldout-zero-shot"))
+    # prose quotes code as Markdown on the board and as plain text on the page
+    assert "(the `[heldout]` table of `leaderboard.toml`)" in section
+    heldout_section = page.split('<section id="heldout">', 1)[1].split("</section>", 1)[0]
+    assert "(the [heldout] table of leaderboard.toml)" in heldout_section and "`" not in heldout_section
     capsys.readouterr()
     assert main([*board[:-2], "-o", "-", "--format", "json"]) == 0
     printed = capsys.readouterr().out

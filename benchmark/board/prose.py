@@ -130,7 +130,7 @@ def heldout_intro(view: BoardView, quote: str = "`") -> str:
     splits = "; ".join(f"{title}: {pairs:,} pairs" for _, title, pairs in view.heldout.board.splits)
     return (
         f"Pairs of the dataset that the board's splits leave out, on which no configuration was "
-        f"chosen: {splits}. The rows and splits were declared (the `[heldout]` table of "
+        f"chosen: {splits}. The rows and splits were declared (the {q}[heldout]{q} table of "
         f"{q}leaderboard.toml{q}) before any score on these pairs was computed, and are reported "
         "once, whatever the numbers. Rows trained on labels use the main splits only: "
         f"{q}protocol=cross-corpus{q} rows are the board's own configurations (fitted on the other "
@@ -155,7 +155,7 @@ def heldout_pending_text(view: BoardView, quote: str = "`") -> str:
     splits = "; ".join(f"{title}: {pairs:,} pairs" for _, title, pairs in p.splits)
     return (
         f"Declared, not yet reported. {p.rows} rows on the pairs of the dataset that the board's "
-        f"splits leave out ({splits}) were declared (the `[heldout]` table of {q}leaderboard.toml{q}) "
+        f"splits leave out ({splits}) were declared (the {q}[heldout]{q} table of {q}leaderboard.toml{q}) "
         "before any score on these pairs was computed. The table appears once, when every declared "
         f"entry is complete; until then no held-out number is shown. Entries complete: "
         f"{p.complete} of {p.entries}; pairs scored: {p.scored:,} of {p.pairs:,}. "
