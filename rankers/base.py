@@ -182,6 +182,15 @@ class Ranker:
         return dict(_PARAMETERS[cls])
 
     @classmethod
+    def default_of(cls, key: str) -> Any:
+        """Parameter ``key``'s default in canonical form (coerced by its :class:`Param`, as a
+        given value would be); ``inspect.Parameter.empty`` when it has none."""
+        spec, default = cls.parameters()[key]
+        if default is inspect.Parameter.empty:
+            return default
+        return spec.coerce(default, f"{cls.name}.{key}")
+
+    @classmethod
     def canonical_params(cls, values: Mapping[str, Any]) -> dict[str, Any]:
         """``values`` (text or Python values) parsed, validated and canonicalised one by one;
         unknown names and bad values raise :class:`ParameterError` naming ``<ranker>.<param>``."""
@@ -204,13 +213,13 @@ class Ranker:
         given = cls.canonical_params(values)
         out: dict[str, Any] = {}
         runtime: dict[str, Any] = {}
-        for key, (spec, default) in cls.parameters().items():
+        for key, (_spec, default) in cls.parameters().items():
             if key in given:
                 value = given[key]
             elif default is inspect.Parameter.empty:
                 raise ParameterError(f"ranker {cls.name!r} needs parameter {key!r}")
             else:
-                value = spec.coerce(default, f"{cls.name}.{key}")
+                value = cls.default_of(key)
             (runtime if key in cls.runtime_params else out)[key] = value
         return cls.canonicalize(out, runtime)
 
@@ -225,11 +234,9 @@ class Ranker:
         for key in sorted(set(a) | set(b)):
             if key not in specs:
                 return False
-            spec, default = specs[key]
-            if default is not inspect.Parameter.empty:
-                default = spec.coerce(default, f"{cls.name}.{key}")
+            default = cls.default_of(key)
             x, y = a.get(key, default), b.get(key, default)
-            if x != y and not (spec.unscorable_policy and default in (x, y)):
+            if x != y and not (specs[key][0].unscorable_policy and default in (x, y)):
                 return False
         return True
 
@@ -239,32 +246,29 @@ class Ranker:
     ) -> dict[str, Any]:
         """Parameters of ``params`` that differ from their defaults (plus ``label_params`` if
         asked)."""
-        specs = cls.parameters()
         changed = {}
         for key, value in params.items():
-            spec, default = specs[key]
-            if default is not inspect.Parameter.empty:
-                default = spec.coerce(default, f"{cls.name}.{key}")
-            if (include_label_params and key in cls.label_params) or default != value:
+            if (include_label_params and key in cls.label_params) or cls.default_of(key) != value:
                 changed[key] = value
         return changed
 
     @classmethod
     def label_for(cls, params: Mapping[str, Any]) -> str:
         """``name`` plus non-default parameters, e.g. ``random(seed=1)``."""
-        changed = cls.changed_params_of(params)
-        if not changed:
-            return cls.name
-        return f"{cls.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
+        return cls._with_params(cls.changed_params_of(params))
 
     @classmethod
     def base_label_for(cls, params: Mapping[str, Any]) -> str:
         """As a base of another ranker: ``name`` plus non-default parameters, ``label_params``
         shown only when changed."""
-        changed = cls.changed_params_of(params, include_label_params=False)
-        if not changed:
+        return cls._with_params(cls.changed_params_of(params, include_label_params=False))
+
+    @classmethod
+    def _with_params(cls, params: Mapping[str, Any]) -> str:
+        """``name`` alone, or ``name(k=v, ...)`` with ``params`` sorted by name."""
+        if not params:
             return cls.name
-        return f"{cls.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
+        return f"{cls.name}({', '.join(f'{k}={v}' for k, v in sorted(params.items()))})"
 
     # -- the instance's configuration -------------------------------------------------------
     def get_params(self) -> dict[str, Any]:

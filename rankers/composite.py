@@ -151,7 +151,7 @@ class CompositeRanker(Ranker):
     def label_for(cls, params: Mapping[str, Any]) -> str:
         changed = cls.changed_params_of(params, include_label_params=True)
         changed["rankers"] = "+".join(cls.base_labels_for(params))
-        return f"{cls.name}({', '.join(f'{k}={v}' for k, v in sorted(changed.items()))})"
+        return cls._with_params(changed)
 
     @property
     def base_labels(self) -> list[str]:

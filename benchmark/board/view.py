@@ -618,10 +618,9 @@ def _policy_note(name: str, ranker: str, rows: Sequence[tuple[str, Row]]) -> str
     specs = cls.parameters()
     parts, defaults = [], []
     for key in sorted({k for _, r in rows for k in r.params}):
-        spec, default = specs[key]
-        if not spec.unscorable_policy:
+        if not specs[key][0].unscorable_policy:
             continue
-        default = spec.coerce(default, f"{ranker}.{key}")
+        default = cls.default_of(key)
         by_value: dict[Any, list[str]] = {}
         for title, r in rows:
             by_value.setdefault(r.params.get(key, default), []).append(title)
@@ -655,10 +654,8 @@ def transfer_view(board: Leaderboard) -> TransferView | None:
         order = sorted(common, key=lambda label: (-per_board[label], label))
         ranks.append({label: order.index(label) + 1 for label in order})
     names = {r.label: r.name for r in board.rows}
-    rows = tuple(
-        (names.get(label, label), tuple(rank[label] for rank in ranks))
-        for label in sorted(common, key=lambda label: ranks[0][label])
-    )
+    by_first_rank = sorted(common, key=lambda label: ranks[0][label])
+    rows = tuple((names.get(label, label), tuple(rank[label] for rank in ranks)) for label in by_first_rank)
     correlations = []
     for i in range(len(boards)):
         for j in range(i + 1, len(boards)):
@@ -670,7 +667,7 @@ def transfer_view(board: Leaderboard) -> TransferView | None:
             matched[label][0].ranker,
             [(b.dataset.title, r) for b, r in zip(boards, matched[label], strict=True)],
         )
-        for label in sorted(common, key=lambda label: ranks[0][label])
+        for label in by_first_rank
         if len({r.label for r in matched[label]}) > 1
     )
     return TransferView(
