@@ -209,7 +209,8 @@ def test_explorer_data_lists_every_board_measure(built):
             assert item["scores"][j] == pytest.approx(scores, rel=5e-4, abs=1e-12)  # 4 significant digits
             exact = [1 + sum(o > s for o in scores) for s in scores]
             shown = [1 + sum(o > s for o in item["scores"][j]) for s in item["scores"][j]]
-            assert item["ranks"][j] == (None if shown == exact else exact)
+            changed = {str(k): e for k, (e, r) in enumerate(zip(exact, shown, strict=True)) if e != r}
+            assert item["ranks"][j] == (changed or None)
     # one pair of Alpha-Ref has a single annotator, none of whose sentences has 2 votes: MAP and
     # RR are undefined there, P@2 is 0
     (empty,) = [i for i, p in enumerate(split.pairs) if not any(split.binary(p.id))]
@@ -368,6 +369,36 @@ def test_opening_a_pair_shows_its_sentences_votes_and_scores(built, browser):
     assert len(texts(browser, "#sentences .scores li")) == 3 * pair.n_sentences
 
 
+@pytest.mark.slow  # drives headless Chromium
+def test_the_explorer_shows_exact_ranks_where_rounding_merged_scores(built, browser, tmp_path):
+    """Where rounding to 4 significant digits merges a row's distinct scores, the page shows the
+    exact scores' ranks (it carries them for the sentences whose rank rounding changed). One
+    pair's `random` scores are replaced by distinct scores that all round to 0.5 but the first,
+    the largest, which stays apart."""
+    import copy
+
+    _, built_board, _ = built
+    board = copy.deepcopy(built_board)
+    split = board.split("synth_alpha_sys")
+    (row,) = [r for r in board.ranked_rows if r.label.startswith("random")]
+    pair = split.pairs[0]
+    n = len(pair.sentences)
+    row.entries[split.name].scores[pair.id] = [0.9] + [0.5 + 1e-9 * k for k in range(1, n)]
+    data = explorer_data(board, split.name)
+    j = [r["label"] for r in data["rankers"]].index(row.label)
+    # rounded, sentences 1..n-1 all rank 2; exactly, sentence k ranks n + 1 - k (the last stays 2)
+    assert data["pairs"][0]["ranks"][j] == {str(k): n + 1 - k for k in range(1, n - 1)}
+    out = tmp_path / "site"
+    explorers = {s.name: data if s.name == split.name else explorer_data(board, s.name) for s in board.splits}
+    build_site(build_view(board), explorers, out)
+    open_page(browser, out / explorer_file(split.name))
+    browser.get(f"{(out / explorer_file(split.name)).as_uri()}#pair={pair.id}&show={row.label}")
+    browser.refresh()
+    assert browser.find_element("id", "pair-id").text == pair.id
+    shown = texts(browser, f"#sentences .scores li[data-ranker='{row.label}']", "data-rank")
+    assert [int(r) for r in shown] == [1] + [n + 1 - k for k in range(1, n)]
+
+
 def choose_measure(driver, index: int) -> None:
     from selenium.webdriver.support.ui import Select
 
@@ -511,7 +542,8 @@ def test_row_names_stay_visible_and_readable_when_a_wide_table_scrolls(built, br
 @pytest.mark.parametrize("seed", range(20))
 def test_explorer_ranks_keep_only_what_rounding_changes(seed):
     """ranks() is 1 + the number of larger scores (brute force, ties drawn on purpose); the page
-    leaves a row's ranks out exactly where ranking its rounded scores gives the same ranks."""
+    carries the exact rank of exactly the sentences whose rank among the rounded scores differs,
+    and those with the page's own ranking of the rounded scores give the exact ranks."""
     rng = np.random.default_rng(seed)
     scores = rng.choice(rng.normal(size=6), size=12).tolist()  # repeated values: ties
     assert ranks(scores) == [1 + sum(o > s for o in scores) for s in scores]
@@ -519,4 +551,10 @@ def test_explorer_ranks_keep_only_what_rounding_changes(seed):
     assert explorer_ranks(scores, shown) is None  # rounding merges no distinct value here
     close = [s + 1e-9 * k for k, s in enumerate(scores)]  # distinct scores that rounding merges
     expected = [1 + sum(o > s for o in close) for s in close]
-    assert explorer_ranks(close, [float(f"{s:.{SCORE_DIGITS}g}") for s in close]) == expected
+    rounded = [float(f"{s:.{SCORE_DIGITS}g}") for s in close]
+    changed = explorer_ranks(close, rounded)
+    assert changed and all(expected[int(i)] != ranks(rounded)[int(i)] for i in changed)
+    merged = ranks(rounded)
+    for i, rank in changed.items():
+        merged[int(i)] = rank
+    assert merged == expected

@@ -43,12 +43,15 @@ def ranks(scores: Sequence[float]) -> list[int]:
     return [int(n) for n in 1 + len(values) - np.searchsorted(ascending, values, side="right")]
 
 
-def explorer_ranks(scores: Sequence[float], shown: Sequence[float]) -> list[int] | None:
-    """The ranks of the exact ``scores``, or ``None`` where the ranks of the ``shown`` (rounded)
-    scores equal them: the explorer then ranks the shown scores itself, by the same rule, so
-    the page carries ranks only where rounding merged scores that differ."""
-    exact = ranks(scores)
-    return None if ranks(shown) == exact else exact
+def explorer_ranks(scores: Sequence[float], shown: Sequence[float]) -> dict[str, int] | None:
+    """The exact ranks of the sentences whose rank among the ``shown`` (rounded) ``scores``
+    differs from their rank among the exact ones, keyed by the sentence's index as a string
+    (``None`` where none differs). Rounding is monotone, so only sentences whose distinct scores
+    it merged change rank; the explorer ranks the shown scores itself, by the same rule, and
+    takes these ranks over its own."""
+    exact, rounded = ranks(scores), ranks(shown)
+    changed = {str(i): e for i, (e, r) in enumerate(zip(exact, rounded, strict=True)) if e != r}
+    return changed or None
 
 
 def default_rows(board: Leaderboard, declared_labels: Sequence[str], count: int = 4) -> list[str]:
@@ -105,10 +108,10 @@ def explorer_data(board: Leaderboard, split_name: str) -> dict[str, Any]:
     then published rows, then reference rows. ``measures``: the board's measures (``key``,
     ``name``). ``docs``: each distinct sentence list once (pairs of one document share it). Per
     pair: ``votes[i]`` the annotators' 0/1 votes on sentence ``i`` (or its graded relevance as a
-    one-item list where the dataset has no per-annotator votes); ``scores[j][i]`` /
-    ``ranks[j][i]`` row ``j``'s score (rounded to :data:`SCORE_DIGITS` significant digits) and
-    rank of sentence ``i`` (``ranks[j]`` is ``null`` where ranking the rounded scores gives the
-    exact ranks: see :func:`explorer_ranks`); ``values[key][j]`` the pair's value of each measure in the board's
+    one-item list where the dataset has no per-annotator votes); ``scores[j][i]`` row ``j``'s score
+    of sentence ``i`` (rounded to :data:`SCORE_DIGITS` significant digits); ``ranks[j]`` the
+    exact rank of each sentence whose rank the rounding changed, keyed by ``str(i)`` (``null``
+    where none changed: see :func:`explorer_ranks`); ``values[key][j]`` the pair's value of each measure in the board's
     evaluation of row ``j``.
     """
     split = board.split(split_name)

@@ -18,8 +18,8 @@
   }
   function fixed(x, digits) { return x === null ? "-" : x.toFixed(digits); }
   function signed(x) { return x === null ? "n/a" : (x > 0 ? "+" : x < 0 ? "\u2212" : "\u00b1") + Math.abs(x).toFixed(4); }
-  // 1 + the number of larger scores (ties share their best rank), as the page's data would give
-  // where it leaves a row's ranks out (null: rounding merged no scores, so they rank the same)
+  // 1 + the number of larger scores (ties share their best rank), the rule the page's data
+  // ranks by; the data gives the exact rank of each sentence whose rank rounding changed
   function ranksOf(scores) {
     var first = new Map();
     scores.slice().sort(function (x, y) { return y - x; }).forEach(function (v, k) {
@@ -136,7 +136,11 @@
     var graded = D.relevance === "graded";
     var top = graded ? Math.max.apply(null, pair.votes.map(function (v) { return v[0]; })) : 0;
     var rankLists = {};
-    state.show.forEach(function (j) { rankLists[j] = pair.ranks[j] || ranksOf(pair.scores[j]); });
+    state.show.forEach(function (j) {
+      var own = ranksOf(pair.scores[j]), exact = pair.ranks[j] || {};
+      Object.keys(exact).forEach(function (i) { own[Number(i)] = exact[i]; });
+      rankLists[j] = own;
+    });
     sentences.forEach(function (text, i) {
       var votes = pair.votes[i];
       var yes = votes.reduce(function (s, v) { return s + v; }, 0);
