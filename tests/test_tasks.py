@@ -4,6 +4,7 @@ on the synthetic datasets."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -76,8 +77,11 @@ def test_the_new_datasets_declare_their_training_splits():
     assert dataset("qmsum").training_splits == {"qmsum_test": ("qmsum_train",)}
 
 
-def test_a_task_board_is_shown_with_a_transfer_summary(tmp_path: Path, capsys, scores_dir):
+def test_a_task_board_is_shown_with_a_transfer_summary(tmp_path: Path, capsys, scores_dir, monkeypatch):
     from sourcesum.cli import main
+
+    claims = dataset("synthclaims")
+    monkeypatch.setattr(type(claims), "label_notes", lambda self, spec: f"Counted on {spec.title}.")
 
     text = declaration(rows=("lead", ("random", "{ seed = 0 }"), "bm25"), references=())
     text += (
@@ -102,6 +106,17 @@ def test_a_task_board_is_shown_with_a_transfer_summary(tmp_path: Path, capsys, s
     board = out.read_text(encoding="utf-8")
     section = board.split("## SynthClaims", 1)[1].split("\n## ", 1)[0]
     assert "A note on the claims task." in section and "| oracle |" in section and "| bm25 |" in section
+    # the header states the dataset's label notes and the pairs no sentence is relevant on (the
+    # claims whose supporting sets are all empty), which the evaluation leaves undefined
+    split = load_split("synth_claims")
+    none_relevant = sum(not any(j.graded) for j in split.judgments)
+    assert none_relevant >= 1
+    stated = f"On Claims, NDCG and MAP are undefined on {none_relevant} of the {len(split)} pairs"
+    assert "Counted on Claims." in section and stated in section
+    capsys.readouterr()
+    assert main(["run", "--ranker", "bm25", "--split", "synth_claims", "--no-progress", "--json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    assert result["undefined"] == {"ndcg": none_relevant, "map": none_relevant}
     transfer = board.split("## Transfer across tasks", 1)[1].split("\n## ", 1)[0]
     assert "SynthNews vs SynthClaims" in transfer
     rows = [line for line in transfer.splitlines() if line.startswith("| ") and "rank on" not in line]
@@ -110,10 +125,10 @@ def test_a_task_board_is_shown_with_a_transfer_summary(tmp_path: Path, capsys, s
     assert main(["site", *argv[1:], "-o", str(site)]) == 0
     page = (site / "index.html").read_text(encoding="utf-8")
     assert 'id="task-synthclaims-rows"' in page and 'id="transfer-table"' in page
+    assert "Counted on Claims." in page and stated in page
     # the task's split has an explorer of its own, linked from every page, that reads its graded
     # relevance (no votes) and says so
     import html
-    import json
 
     from sourcesum.outputs.site import explorer_file
 

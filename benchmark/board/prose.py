@@ -85,6 +85,28 @@ REFERENCE_TEXT = (
 )
 
 
+def labels_text(view: BoardView) -> str:
+    """The board's sentences on its splits' labels: each split's dataset notes, then e.g. "On
+    QMSum test, NDCG is undefined on 37 of the 721 pairs and MAP on 39 (no relevant sentence);
+    they are left out of the means." Empty when there is nothing to say."""
+    sentences = []
+    for labels in view.labels:
+        if labels.notes:
+            sentences.append(labels.notes)
+        if labels.undefined:
+            names = [name for name, _ in labels.undefined]
+            (first, n), *rest = labels.undefined
+            if all(count == n for _, count in rest):
+                what = f"{' and '.join(names)} {'are' if rest else 'is'} undefined on {n:,} of the {labels.pairs:,} pairs"
+            else:
+                more = "".join(f" and {name} on {count:,}" for name, count in rest)
+                what = f"{first} is undefined on {n:,} of the {labels.pairs:,} pairs{more}"
+            sentences.append(
+                f"On {labels.title}, {what} (no relevant sentence); they are left out of the means."
+            )
+    return " ".join(sentences)
+
+
 def count_word(n: int) -> str:
     """``two``, ``three``... ``ten``, else the digits (prose: "the mean of the four split means")."""
     words = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")

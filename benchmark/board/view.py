@@ -23,6 +23,7 @@ from sourcesum.board.model import LEADERBOARD_MEASURES, HeldOutProgress, Leaderb
 from sourcesum.data import Dataset
 from sourcesum.human import HUMAN_LABEL
 from sourcesum.measures import Measure
+from sourcesum.qrels import Qrels
 from sourcesum.significance import Marked
 from sourcesum.ties import TIE_RULES
 
@@ -94,6 +95,18 @@ class LeadComparison:
     better: tuple[str, ...]
     compared: tuple[str, ...]
     undecided: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SplitLabels:
+    """What the board states about one split's labels: the dataset's own measured notes
+    (:meth:`~sourcesum.data.Dataset.label_notes`) and, per measure, the pairs where it is
+    undefined because no sentence is relevant under the relevance it reads (nonzero counts only)."""
+
+    title: str
+    pairs: int
+    notes: str
+    undefined: tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True)
@@ -195,6 +208,8 @@ class BoardView:
     heldout_pending: HeldOutProgress | None = None
     tasks: tuple[TaskView, ...] = ()
     transfer: TransferView | None = None
+    labels: tuple[SplitLabels, ...] = ()
+    """Per board split, in column order."""
     lead_marks: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Per competing row (board order): its name and, per split column, its test against
     ``lead``: ``above`` / ``below`` (significant), ``not significant``, ``undecided``, or empty
@@ -690,6 +705,21 @@ def heldout_view(board: Leaderboard) -> HeldOutView:
     )
 
 
+def split_labels(board: Leaderboard) -> tuple[SplitLabels, ...]:
+    """:class:`SplitLabels` of each board split."""
+    out = []
+    for split in board.splits:
+        qrels = Qrels.of_split(split)
+        undefined = []
+        for measure in board.measures:
+            relevant = np.where(qrels.mask, qrels.relevance(measure.relevance), 0).any(axis=1)
+            if n := int((~relevant).sum()):
+                undefined.append((measure.display_name, n))
+        notes = board.dataset.label_notes(board.dataset.split_spec(split.name))
+        out.append(SplitLabels(split.title, len(split), notes, tuple(undefined)))
+    return tuple(out)
+
+
 def build_view(board: Leaderboard) -> BoardView:
     """The view-model of ``board`` (module docstring)."""
     columns = columns_of(board)
@@ -730,4 +760,5 @@ def build_view(board: Leaderboard) -> BoardView:
         tasks=tuple(TaskView(t.dataset.name, t.dataset.title, t.note, build_view(t)) for t in board.tasks),
         transfer=transfer_view(board),
         lead_marks=lead_marks(board),
+        labels=split_labels(board),
     )

@@ -9,7 +9,8 @@ A dataset is a subclass of :class:`Dataset` that declares
   binary_threshold``) and ``relevance_text``, one sentence saying how raw labels become graded
   relevance; ``human_agreement`` when its judgments carry per-annotator votes;
 * :meth:`sources`, the pinned files it reads (:class:`~sourcesum.data.sources.Source`);
-* :meth:`parse`, which turns the verified bytes of a split's files into pairs and judgments.
+* :meth:`parse`, which turns the verified bytes of a split's files into pairs and judgments;
+* optionally :meth:`label_notes`, measured facts about its labels that the board states.
 
 Everything the board says about a dataset (which splits are columns, what "Avg" averages,
 which splits share documents, the prose of the header) comes from this declaration; nothing
@@ -95,6 +96,13 @@ class Dataset:
     def sources(self) -> dict[str, Source]:
         """The pinned sources, by name (the first is the default source of the splits)."""
         raise NotImplementedError
+
+    def label_notes(self, spec: SplitSpec) -> str:
+        """What a reader of the board must know about how ``spec``'s raw labels became relevance,
+        counted on its verified files (Markdown, a sentence or two; the board prints it in the
+        dataset's header), e.g. labels that could not be placed on any candidate. Empty by
+        default."""
+        return ""
 
     def parse(self, spec: SplitSpec, files: dict[str, tuple[Path, bytes]]) -> ParsedSplit:
         """Pairs and judgments of ``spec`` from its files' verified bytes (file name -> (path,

@@ -413,6 +413,24 @@ class QMSumEvidence(Dataset):
     def parse(self, spec: SplitSpec, files: dict[str, tuple[Path, bytes]]) -> ParsedSplit:
         return parse_files(spec, files, Tally())
 
+    def label_notes(self, spec: SplitSpec) -> str:
+        """The evidence that cannot be ranked and how the rest matched (:func:`matching_report`)."""
+        evidence = matching_report(spec.name)["evidence"]
+        return (
+            f"In {spec.title}, {evidence['outside_span']:,} of the {evidence['total']:,} evidence "
+            f"sentences ({evidence['outside_span_ces']:,} of them CES) lie outside the query's "
+            f"relevant span and cannot be ranked; {evidence['one_candidate']:,} of the "
+            f"{evidence['inside_span']:,} inside it ({evidence['one_candidate_share']:.1%}) overlap "
+            f"exactly one candidate, {evidence['several_candidates']:,} several"
+            + (f", {evidence['no_candidate']:,} none" if evidence["no_candidate"] else "")
+            + (
+                f"; {evidence['not_located']:,} are not found in their turn"
+                if evidence["not_located"]
+                else ""
+            )
+            + "."
+        )
+
 
 def matching_report(split: str = "qmsum_test") -> dict[str, Any]:
     """How QMSum's evidence maps onto the candidates of ``split`` (its verified files, re-read):

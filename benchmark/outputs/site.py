@@ -232,6 +232,7 @@ def index_context(view: BoardView) -> dict[str, Any]:
                 "id": f"task-{task.name}",
                 "title": task.title,
                 "description": task.board.dataset.description,
+                "labels": prose.labels_text(task.board),
                 "note": task.note,
                 "columns": [column.header for column in task.board.columns],
                 "rows": [{"label": r.label, "cells": _cells(task.board, r)} for r in task.board.ordered],
