@@ -712,7 +712,7 @@ def split_labels(board: Leaderboard) -> tuple[SplitLabels, ...]:
         qrels = Qrels.of_split(split)
         undefined = []
         for measure in board.measures:
-            relevant = np.where(qrels.mask, qrels.relevance(measure.relevance), 0).any(axis=1)
+            relevant = qrels.relevance(measure.relevance).any(axis=1)  # padding is zero
             if n := int((~relevant).sum()):
                 undefined.append((measure.display_name, n))
         notes = board.dataset.label_notes(board.dataset.split_spec(split.name))
