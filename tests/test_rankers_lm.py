@@ -468,10 +468,10 @@ def test_batched_length_sorted_scores_equal_one_at_a_time_in_float32(tiny_causal
     batched = create_ranker(name, model="tiny-causal", batch_size=3).score_batch(pairs)
     single = create_ranker(name, model="tiny-causal", batch_size=1).score_batch(pairs)
     # Padding a summary to another width changes float32 rounding only: a difference of losses
-    # near ln(vocab) ~ 10.3 nats (this random model) is exact to a few units in the last place.
+    # near ln(vocab) ~ 10.3 nats (this random model) is exact to a few units in the last place
+    # (measured on AMD EPYC: perplexity_gain 1 ulp, pmi 2 ulp, attention under 1).
     ulp = float(np.spacing(np.float32(10.3)))  # 9.5e-7 (SmolLM2's losses, ~3 nats: 2.4e-7)
-    tolerance = 4 * ulp if name == "perplexity_gain" else 1e-6
-    assert np.abs(np.array(batched) - np.array(single)).max() <= tolerance
+    assert np.abs(np.array(batched) - np.array(single)).max() <= 4 * ulp
 
 
 @pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])

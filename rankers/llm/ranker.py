@@ -50,6 +50,11 @@ class LLMJudgeRanker(Ranker):
 
     name = "llm_judge"
     version = "1"
+    reproduction_tolerance = 2e-4
+    """The local backend's float32 logits differ in their last bits with the batch layout, the
+    prefix cache's chunking and the CPU's kernels: on AMD EPYC, 60 pairs of the committed entries
+    (15 per SourceSum split) were reproduced within 3.4e-5 of the expected 0-9 rating, and a
+    tiny model's pairs scored together and one at a time within 2.3e-6."""
     label_params = ("model",)
     runtime_params = (
         "device",
