@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,9 @@ from sourcesum.data import Split
 from sourcesum.measures import DEFAULT_MEASURES, Measure
 from sourcesum.metrics import Ranking, TieBreak
 from sourcesum.qrels import Qrels, Run
+
+if TYPE_CHECKING:
+    from sourcesum.memo import Record
 
 
 def evaluate(
@@ -168,18 +171,65 @@ def memoised_evaluation(
     from sourcesum import memo
 
     names = [m.name for m in measures]
+    pair_ids = [p.id for p in split]
     parts = [evaluation_code(split, measures), scores_checksum, split.name, split.sha256, names]
 
-    def compute() -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
-        done = evaluate_split(split, scores, system, measures, source=source)
-        return done.per_pair, {m.name: r for m, r in done.reasons.items()}
+    def compute() -> Evaluation:
+        return evaluate_split(split, scores, system, measures, source=source)
 
-    frame, reasons = memo.memoised("evaluations", parts, tuple, compute)
-    by_name = {m.name: m for m in measures}
-    return Evaluation(
-        system=system,
-        split=split.name,
-        per_pair=frame,
-        measures=list(measures),
-        reasons={by_name[name]: counts for name, counts in reasons.items()},
+    def to_record(done: Evaluation) -> memo.Record:
+        reasons = {m.name: r for m, r in done.reasons.items()}
+        return frame_record(done.per_pair, names, {"reasons": reasons})
+
+    def from_record(record: memo.Record) -> Evaluation:
+        frame = frame_of_record(record, names, pair_ids)
+        reasons = record.value.get("reasons")
+        if (
+            not isinstance(reasons, dict)
+            or not set(reasons) <= set(names)
+            or not all(
+                isinstance(r, dict) and all(isinstance(k, str) and isinstance(n, int) for k, n in r.items())
+                for r in reasons.values()
+            )
+        ):
+            raise memo.MemoMismatch("not an evaluation's reasons")
+        by_name = {m.name: m for m in measures}
+        return Evaluation(
+            system=system,
+            split=split.name,
+            per_pair=frame,
+            measures=list(measures),
+            reasons={by_name[name]: counts for name, counts in reasons.items()},
+        )
+
+    return memo.memoised("evaluations", parts, compute, to_record, from_record)
+
+
+def frame_record(frame: pd.DataFrame, names: Sequence[str], value: dict[str, Any] | None = None) -> Record:
+    """A memo record (:class:`sourcesum.memo.Record`) of a per-pair frame's columns ``names``:
+    one float64 ``(pairs, columns)`` array, with the pair ids and column names beside ``value``."""
+    from sourcesum.memo import Record
+
+    values = frame[list(names)].to_numpy(dtype=np.float64) if names else np.empty((len(frame), 0))
+    meta = {**(value or {}), "columns": list(names), "pairs": [str(p) for p in frame.index]}
+    return Record(meta, {"values": np.ascontiguousarray(values)})
+
+
+def frame_of_record(record: Record, names: Sequence[str], pair_ids: Sequence[str]) -> pd.DataFrame:
+    """The frame :func:`frame_record` stored, checked to hold exactly columns ``names`` over
+    ``pair_ids`` (else :class:`~sourcesum.memo.MemoMismatch`)."""
+    from sourcesum.memo import MemoMismatch
+
+    values, meta = record.arrays.get("values"), record.value
+    if (
+        values is None
+        or values.dtype != np.float64
+        or values.shape != (len(pair_ids), len(names))
+        or not isinstance(meta, dict)
+        or meta.get("columns") != list(names)
+        or meta.get("pairs") != list(pair_ids)
+    ):
+        raise MemoMismatch("not a per-pair table of these pairs and columns")
+    return pd.DataFrame(
+        {name: values[:, i] for i, name in enumerate(names)}, index=pd.Index(list(pair_ids), name="pair_id")
     )

@@ -51,18 +51,22 @@ def lock_path(path: Path) -> Path:
 
 
 def update_locked(
-    path: Path, read: Callable[[Path], T], merge: Callable[[T | None], T], render: Callable[[T], str]
+    path: Path,
+    read: Callable[[Path], T | None],
+    merge: Callable[[T | None], T],
+    render: Callable[[T], str | bytes],
 ) -> T:
     """Under ``path``'s lock: ``current = read(path)`` if the file exists (else ``None``), ``new =
-    merge(current)``, write ``render(new)`` atomically; returns ``new``. ``read`` may raise to
-    refuse a damaged file, or return a fallback to replace it."""
+    merge(current)``, write ``render(new)`` (text as UTF-8) atomically; returns ``new``. ``read``
+    may raise to refuse a damaged file, or return a fallback to replace it."""
     from filelock import FileLock  # on use: importing filelock is not free
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock_path(path))):
         current = read(path) if path.is_file() else None
         new = merge(current)
-        write_text_atomic(path, render(new))
+        data = render(new)
+        write_bytes_atomic(path, data.encode("utf-8") if isinstance(data, str) else data)
     return new
 
 

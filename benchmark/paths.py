@@ -8,6 +8,8 @@ Environment variables (all optional):
   ``$XDG_DATA_HOME/sourcesum/scores``, i.e. ``~/.local/share/sourcesum/scores``). Every command
   reads it on top of the committed, read-only ``data/scores``.
 - ``SOURCESUM_CACHE_DIR``: caches that are safe to delete (default ``~/.cache/sourcesum``).
+- ``SOURCESUM_CONFIG_DIR``: the user's own settings, e.g. the memo key (default
+  ``$XDG_CONFIG_HOME/sourcesum``, i.e. ``~/.config/sourcesum``).
 """
 
 from __future__ import annotations
@@ -45,3 +47,13 @@ def cache_dir() -> Path:
     """Deletable caches (dequantized models, leaderboard statistics): ``$SOURCESUM_CACHE_DIR``."""
     value = os.environ.get("SOURCESUM_CACHE_DIR")
     return Path(value).expanduser() if value else Path.home() / ".cache" / "sourcesum"
+
+
+def config_dir() -> Path:
+    """The user's settings (the memo key, :mod:`sourcesum.memo`): ``$SOURCESUM_CONFIG_DIR``, else
+    ``$XDG_CONFIG_HOME/sourcesum`` (``~/.config/sourcesum``)."""
+    value = os.environ.get("SOURCESUM_CONFIG_DIR")
+    if value:
+        return Path(value).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "sourcesum"

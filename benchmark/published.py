@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sourcesum.data import PinnedFile, Source, dataset, load_split
+from sourcesum.data import PinnedFile, Source, Split, dataset, load_split
 from sourcesum.data.sources import read_verified
 from sourcesum.data.sourcesum import read_prompt  # noqa: F401  (re-exported: the prompts are pinned files of this source)
 from sourcesum.errors import UnknownNameError
@@ -119,9 +119,8 @@ def load_published(split: str, key: str) -> PublishedOutput:
         )
     info = published_file(f"{split}__{method.key}.json")
     path, payload = read_verified(info)
-    loaded, checksum = _parsed(payload, path, method.key, info.sha256)
     data = load_split(split)
-    check_against_split(loaded, data)
+    loaded, checksum = _parsed(payload, path, method.key, info.sha256, data)
     entry = ScoreEntry(
         ranker=method.ranker,
         version=source().commit[:10],
@@ -136,27 +135,39 @@ def load_published(split: str, key: str) -> PublishedOutput:
     return PublishedOutput(method, entry, path, loaded.nan_replaced, loaded.all_nan_pairs)
 
 
-def _parsed(payload: bytes, path: Path, field: str, sha256: str) -> tuple[LoadedScores, str]:
-    """The scores of a published file's verified bytes (``sha256``) and their
-    :func:`~sourcesum.store.scores_sha256`, from the memo (:mod:`sourcesum.memo`) when these
-    bytes were parsed before by the same code."""
+def _parsed(payload: bytes, path: Path, field: str, sha256: str, split: Split) -> tuple[LoadedScores, str]:
+    """The scores of a published file's verified bytes (``sha256``), checked against ``split``
+    (:func:`~sourcesum.scorefiles.check_against_split`), and their
+    :func:`~sourcesum.store.scores_sha256`; from the memo (:mod:`sourcesum.memo`) when these
+    bytes were parsed and checked against this split before by the same code."""
     from sourcesum import memo
-    from sourcesum.store import scores_sha256
+    from sourcesum.store import scores_of_record, scores_record, scores_sha256
 
     def parse() -> tuple[LoadedScores, str]:
         loaded = parse_sourcesum_json(payload.decode("utf-8"), path, field)
+        check_against_split(loaded, split)
         return loaded, scores_sha256(loaded.scores)
 
+    def to_record(parsed: tuple[LoadedScores, str]) -> memo.Record:
+        loaded, checksum = parsed
+        counts = {"nan_replaced": loaded.nan_replaced, "all_nan_pairs": loaded.all_nan_pairs}
+        return scores_record(loaded.scores, {**counts, "scores_sha256": checksum})
+
+    def from_record(record: memo.Record) -> tuple[LoadedScores, str]:
+        value = record.value
+        if not isinstance(value, dict) or not all(
+            isinstance(value.get(name), int) for name in ("nan_replaced", "all_nan_pairs")
+        ):
+            raise memo.MemoMismatch("not a parsed published file")
+        if not isinstance(value.get("scores_sha256"), str):
+            raise memo.MemoMismatch("not a parsed published file")
+        scores = scores_of_record(record)
+        loaded = LoadedScores(path, scores, value["nan_replaced"], None, value["all_nan_pairs"])
+        return loaded, value["scores_sha256"]
+
     code = memo.code_digest(memo.module_files([__name__, "sourcesum.scorefiles"]))
-    parts = [code, sha256, field, str(path)]
-    loaded, checksum = memo.memoised(
-        "published",
-        parts,
-        tuple,
-        parse,
-        valid=lambda hit: len(hit) == 2 and isinstance(hit[0], LoadedScores) and isinstance(hit[1], str),
-    )
-    return loaded, checksum
+    parts = [code, sha256, field, str(path), split.name, split.sha256]
+    return memo.memoised("published", parts, parse, to_record, from_record)
 
 
 def published_outputs(splits: list[str]) -> list[PublishedOutput]:

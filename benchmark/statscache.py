@@ -1,16 +1,15 @@
-"""A persistent memo of bootstrap intervals, sign-flip counts and tie reports, keyed by their inputs.
+"""The statistics' memo: bootstrap intervals, sign-flip counts and tie reports, keyed by their inputs.
 
 The key of a value is the sha256 of everything it depends on: the statistic's name and code
 version, the resample count and seed, the exact bytes of the per-pair value arrays and the
 resampling groups. An unchanged leaderboard therefore reuses every number, a changed entry
-recomputes only what it touches, and a stale value can never be returned. The memo lives in
-``$SOURCESUM_CACHE_DIR/stats-v2.json`` (safe to delete) and is saved atomically under a file lock.
+recomputes only what it touches, and a stale value can never be returned. The values live in
+one record of the memo (:mod:`sourcesum.memo`: sealed with the user's key, data only), saved
+under a file lock so concurrent boards only add to it.
 
-The memo is a cache, not a source: every value is stored with a checksum of its key and value
-and, where the caller says what a value must look like (:data:`INTERVAL`, :data:`SIGN_FLIP_BATCHES`...),
-checked for that shape on read. A damaged, truncated or edited memo, a value of the wrong type
-or one edited without its checksum is recomputed, with one note on stderr; it never fails a
-command and never reaches a board.
+Where the caller says what a value must look like (:data:`INTERVAL`, :data:`SIGN_FLIP_BATCHES`,
+...), a recalled value of another shape is recomputed (counted, and noted once on save); it
+never reaches a board.
 """
 
 from __future__ import annotations
@@ -19,13 +18,9 @@ import hashlib
 import math
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sourcesum import paths
-from sourcesum.files import read_json_object_or_empty, update_json_locked
-from sourcesum.hashing import sha256_hex
 
 CODE_VERSION = "1"
 """Bump when :mod:`sourcesum.stats` changes what it computes."""
@@ -74,35 +69,31 @@ def ANY(value: Any) -> bool:  # noqa: N802
     return True
 
 
-def _seal(key: str, value: Any) -> dict[str, Any]:
-    return {"v": value, "c": sha256_hex([key, value])[:16]}
+KIND = "stats"
+RECORD = "values"
+"""The memo record (kind, key) that holds every value."""
 
 
 class StatsCache:
-    """``key -> JSON value`` memo backed by one file; ``None`` path = in memory only."""
+    """``key -> JSON value`` memo held in one memo record; ``persist=False`` = in memory only."""
 
-    def __init__(self, path: Path | None):
-        self.path = path
+    def __init__(self, persist: bool = True):
+        from sourcesum import memo
+
+        self.persist = persist
         self.values: dict[str, Any] = {}
         self.dirty = False
         self.discarded = 0
-        if path is not None and path.is_file():
-            raw = read_json_object_or_empty(path)  # a damaged file is only a lost speed-up
-            if not raw and path.stat().st_size > 2:
+        found = memo.recall(KIND, RECORD) if persist else None
+        if found is not None:
+            if isinstance(found.value, dict):
+                self.values = dict(found.value)
+            else:
                 self.discarded += 1
-            for key, sealed in raw.items():
-                if (
-                    isinstance(sealed, dict)
-                    and set(sealed) == {"v", "c"}
-                    and sealed["c"] == _seal(key, sealed["v"])["c"]
-                ):
-                    self.values[key] = sealed["v"]
-                else:
-                    self.discarded += 1
 
     @classmethod
     def default(cls) -> StatsCache:
-        return cls(paths.cache_dir() / "stats-v2.json")
+        return cls(persist=True)
 
     def get(self, key: str, compute: Callable[[], Any], valid: Validator = ANY) -> Any:
         """The value of ``key``, computed (and memoised) when absent or not ``valid``."""
@@ -132,35 +123,25 @@ class StatsCache:
         return key in self.values
 
     def save(self) -> None:
-        """Merge with what is on disk (another process may have added values) and write; say
-        once how many damaged values were recomputed."""
+        """Merge with the record on disk (another process may have added values) and save; say
+        once how many invalid values were recomputed."""
+        from sourcesum import memo
+
         if self.discarded:
-            where = f" {self.path}" if self.path else ""
             print(
-                f"note: the statistics memo{where} held {self.discarded} damaged or invalid value(s); "
-                "they were recomputed",
+                f"note: the statistics memo held {self.discarded} invalid value(s); they were recomputed",
                 file=sys.stderr,
             )
             self.discarded = 0
-        if self.path is None or not self.dirty:
+        if not self.persist or not self.dirty:
             return
-        update_json_locked(
-            self.path,
-            {key: _seal(key, value) for key, value in self.values.items()},
-            read=_read_sealed,
-        )
+
+        def merge(on_disk: memo.Record | None) -> memo.Record:
+            held = on_disk.value if on_disk is not None and isinstance(on_disk.value, dict) else {}
+            return memo.Record({**held, **self.values})
+
+        memo.update(KIND, RECORD, merge)
         self.dirty = False
-
-
-def _read_sealed(path: Path) -> dict[str, Any]:
-    """What is on disk, keeping only sealed values whose checksum holds."""
-    return {
-        key: sealed
-        for key, sealed in read_json_object_or_empty(path).items()
-        if isinstance(sealed, dict)
-        and set(sealed) == {"v", "c"}
-        and sealed["c"] == _seal(key, sealed["v"])["c"]
-    }
 
 
 def memoised(

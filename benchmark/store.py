@@ -32,12 +32,15 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sourcesum.errors import ScoreFileError
 from sourcesum.files import update_locked, write_text_atomic
 from sourcesum.hashing import digest, sha256_hex
 from sourcesum.registry import NAME
+
+if TYPE_CHECKING:
+    from sourcesum.memo import Record
 
 FORMAT = "sourcesum-scores/3"
 LEGACY_FORMATS = ("sourcesum-scores/1", "sourcesum-scores/2")
@@ -279,6 +282,56 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
     return merged
 
 
+def scores_record(scores: dict[str, list[float]], value: dict[str, Any]) -> Record:
+    """A memo record (:class:`sourcesum.memo.Record`) of ``scores``: ``value`` plus the pair ids
+    (in order) and each pair's score count, the scores one flat float64 array."""
+    import numpy as np
+    from sourcesum.memo import Record
+
+    ids = list(scores)
+    flat = np.fromiter((x for pid in ids for x in scores[pid]), dtype=np.float64)
+    return Record({**value, "pairs": ids, "lengths": [len(scores[pid]) for pid in ids]}, {"scores": flat})
+
+
+def scores_of_record(record: Record) -> dict[str, list[float]]:
+    """The scores :func:`scores_record` stored, checked for shape (else
+    :class:`~sourcesum.memo.MemoMismatch`)."""
+    import numpy as np
+    from sourcesum.memo import MemoMismatch
+
+    ids, lengths = record.value.get("pairs"), record.value.get("lengths")
+    flat = record.arrays.get("scores")
+    if (
+        not isinstance(ids, list)
+        or not isinstance(lengths, list)
+        or len(ids) != len(lengths)
+        or not all(isinstance(p, str) for p in ids)
+        or not all(isinstance(n, int) and n >= 0 for n in lengths)
+        or flat is None
+        or flat.dtype != np.float64
+        or flat.shape != (sum(lengths),)
+        or not np.isfinite(flat).all()
+    ):
+        raise MemoMismatch("not the scores of an entry")
+    ends = np.cumsum(lengths)
+    return {
+        pid: flat[end - n : end].tolist() for pid, n, end in zip(ids, lengths, ends.tolist(), strict=True)
+    }
+
+
+_ENTRY_FIELDS = (
+    "ranker",
+    "version",
+    "params",
+    "label",
+    "split",
+    "data_sha256",
+    "n_pairs",
+    "libraries",
+    "provenance",
+)
+
+
 def read_entry_memoised(path: Path) -> ScoreEntry:
     """:func:`read_entry`, answered from the memo (:mod:`sourcesum.memo`) while the file is
     unchanged: the key holds its absolute path, size, modification and change times (``ctime``,
@@ -291,23 +344,29 @@ def read_entry_memoised(path: Path) -> ScoreEntry:
     except OSError:
         return read_entry(path)
 
-    def verified() -> tuple[ScoreEntry, str]:
-        entry = read_entry(path)
-        return entry, entry.scores_checksum()
+    def to_record(entry: ScoreEntry) -> Record:
+        fields = {name: getattr(entry, name) for name in _ENTRY_FIELDS}
+        return scores_record(entry.scores, {**fields, "scores_sha256": entry.scores_checksum()})
+
+    def from_record(record: Record) -> ScoreEntry:
+        value = record.value
+        types = {"params": dict, "n_pairs": int, "libraries": dict, "provenance": dict, "scores_sha256": str}
+        if not isinstance(value, dict) or not all(
+            isinstance(value.get(name), types.get(name, str)) for name in (*_ENTRY_FIELDS, "scores_sha256")
+        ):
+            raise memo.MemoMismatch("not a score-store entry")
+        entry = ScoreEntry(**{name: value[name] for name in _ENTRY_FIELDS}, scores=scores_of_record(record))
+        entry.verified = (id(entry.scores), len(entry.scores), value["scores_sha256"])
+        if entry.key != path.name.split(".")[-2] or entry.ranker != path.parent.name:
+            raise memo.MemoMismatch("the record is of another entry")
+        return entry
 
     parts = [
         memo.code_digest(memo.module_files([__name__])),
         str(path.resolve()),
         [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev],
     ]
-    remembered, checksum = memo.memoised("entries", parts, tuple, verified, valid=_entry_and_checksum)
-    entry: ScoreEntry = remembered
-    entry.verified = (id(entry.scores), len(entry.scores), checksum)
-    return entry
-
-
-def _entry_and_checksum(value: tuple[Any, ...]) -> bool:
-    return len(value) == 2 and isinstance(value[0], ScoreEntry) and isinstance(value[1], str)
+    return memo.memoised("entries", parts, lambda: read_entry(path), to_record, from_record)
 
 
 def read_entry(path: Path, allow_legacy: bool = False) -> ScoreEntry:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ if str(SYNTHETIC) not in sys.path:
 import synthetic_datasets  # noqa: E402,F401  (registers synthnews and synthclaims)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The memo key (sourcesum.memo) of the tests' own: never the user's ~/.config/sourcesum.
+os.environ.setdefault("SOURCESUM_CONFIG_DIR", tempfile.mkdtemp(prefix="sourcesum-test-config-"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -277,18 +277,26 @@ def test_a_poisoned_or_damaged_memo_is_recomputed_with_a_note(tmp_path, monkeypa
         )
 
     clean = board()
-    memo = tmp_path / "cache" / "stats-v2.json"
-    values = json.loads(memo.read_text())
-    for sealed in values.values():  # shift every CI and p-value, as an edit without checksums would
-        sealed["v"] = [0.0, 1.0] if isinstance(sealed["v"], list) else 1.0
-    memo.write_text(json.dumps(values))
+    from sourcesum import memo
+
+    (record,) = (tmp_path / "cache").rglob("stats/*/*.rec")
+    key = record.stem
+    found = memo.recall("stats", key)
+    assert found is not None and found.value
+    # shift every CI and p-value, sealed with a key other than the user's (anyone can make one)
+    shifted = {k: [0.111, 0.222] if isinstance(v, list) else 1.0 for k, v in found.value.items()}
+    body = memo.encode("stats", key, memo.Record(shifted))
+    record.write_bytes(memo.MAGIC + memo._seal(b"k" * 32, body) + b"\n" + body)
     capsys.readouterr()
     assert board() == clean
-    assert "damaged or invalid value" in capsys.readouterr().err
-    for damage in ("null", '{"a": 1', ""):
-        memo.write_text(damage)
+    assert "not yours" in capsys.readouterr().err
+    memo.keep("stats", key, memo.Record({k: "not a value" for k in found.value}))  # the user's seal
+    assert board() == clean
+    assert "invalid value" in capsys.readouterr().err
+    for damage in (b"null", b'{"a": 1', b""):
+        record.write_bytes(damage)
         assert board() == clean
-    for png in (tmp_path / "cache" / "plots").glob("*.png"):
+    for png in (tmp_path / "cache").rglob("plots/*/*.rec"):
         png.write_bytes(b"")
     from sourcesum.outputs.plot import draw_png, is_our_plot, render_png
 

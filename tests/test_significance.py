@@ -210,7 +210,7 @@ def _marks(seed: int) -> dict[str, object]:
         ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False),
         with_stats=False,
     )
-    add_all_statistics(board, cache=StatsCache(None), seed=seed)
+    add_all_statistics(board, cache=StatsCache(persist=False), seed=seed)
     view = build_view(board)
     tests = [m for r in board.rows for m in (*r.vs_best.values(), *r.vs_lead.values())]
     assert board.human is not None

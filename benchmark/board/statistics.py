@@ -132,7 +132,7 @@ def memoised_agreement(
     (:mod:`sourcesum.memo`) when the same scores (their sha256) met the same split, measures and
     code before."""
     from sourcesum import memo
-    from sourcesum.evaluation import evaluation_code
+    from sourcesum.evaluation import evaluation_code, frame_of_record, frame_record
 
     parts = [
         evaluation_code(split, measures, extra=("sourcesum.human",)),
@@ -141,11 +141,13 @@ def memoised_agreement(
         split.sha256,
         [m.name for m in measures],
     ]
+    names = [m.name for m in measures]
     return memo.memoised(
         "agreement",
         parts,
-        pd.DataFrame,
         lambda: agreement_per_pair(split, entry.scores, measures, source=label),
+        lambda frame: frame_record(frame, names),
+        lambda record: frame_of_record(record, names, [p.id for p in split]),
     )
 
 

@@ -38,10 +38,16 @@ DESCRIPTION = (
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="sourcesum", description=DESCRIPTION)
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--no-memo", action="store_true", help=NO_MEMO_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMAND_MODULES:
         module.add_parsers(sub)
+    for command in sub.choices.values():  # also after the command: `sourcesum leaderboard --no-memo`
+        command.add_argument("--no-memo", action="store_true", default=argparse.SUPPRESS, help=NO_MEMO_HELP)
     return parser
+
+
+NO_MEMO_HELP = "neither read nor write the memo of parsed entries, evaluations and statistics"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,6 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     handler: Callable[[argparse.Namespace], int] = args.func
     try:
+        if args.no_memo:
+            from sourcesum import memo
+
+            with memo.settings(read=False, write=False):
+                return handler(args)
         return handler(args)
     except SourceSumError as exc:
         if args.debug:

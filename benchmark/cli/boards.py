@@ -4,6 +4,7 @@ entry with ``--all``) through its view-model."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -131,6 +132,7 @@ def _writes_committed(path: Path) -> bool:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from sourcesum import memo
     from sourcesum.board import build_view
     from sourcesum.files import check_file_target, write_bytes_atomic, write_text_atomic
     from sourcesum.measures import parse_measures
@@ -147,6 +149,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if output is None and args.format == "markdown":
         output = str(paths.LEADERBOARD_PATH)
     to_file = output not in (None, "-")
+    target: Path | None = None
+    plot: Path | None = None
     if to_file:
         target = Path(output)
         plot = target.with_name(plot_name_for(target)) if args.format == "markdown" else None
@@ -162,21 +166,25 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         ):
             if path is not None and not _writes_committed(path):  # the tracked files are ours by definition
                 check_file_target(path, is_ours, what)
-    board = declared_or_all_board(args, measures)
-    view = build_view(board)
-    if args.format == "markdown":
-        text = render_markdown(view, plot_name_for(Path(output)) if to_file else "leaderboard.png")
-    elif args.format == "latex":
-        text = render_latex(view, ci=args.ci)
-    else:
-        text = {"json": render_json, "csv": render_csv}[args.format](view)
-    if not to_file:
+    # A tracked file is written only from values computed in this process: no memo reaches it.
+    tracked = any(_writes_committed(p) for p in (target, plot) if p)
+    with memo.fresh() if tracked else contextlib.nullcontext():
+        board = declared_or_all_board(args, measures)
+        view = build_view(board)
+        if args.format == "markdown":
+            text = render_markdown(view, plot_name_for(Path(output)) if to_file else "leaderboard.png")
+        elif args.format == "latex":
+            text = render_latex(view, ci=args.ci)
+        else:
+            text = {"json": render_json, "csv": render_csv}[args.format](view)
+        png = render_png(view) if plot is not None else None
+    if target is None:
         sys.stdout.write(text)
     else:
         write_text_atomic(target, text)
         message = f"wrote {output} ({rows_text(board)})"
-        if plot is not None:
-            write_bytes_atomic(plot, render_png(view))
+        if plot is not None and png is not None:
+            write_bytes_atomic(plot, png)
             message += f" and {plot}"
         print(message)
     for item in board.stale:

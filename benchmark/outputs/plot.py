@@ -1,10 +1,10 @@
 """The leaderboard plot: per split, each row's mean of every board measure with 95% CI whiskers (PNG).
 
 Drawing costs about a second (importing matplotlib, then rendering), so the PNG bytes are
-memoised in ``$SOURCESUM_CACHE_DIR/plots/<key>.png`` (safe to delete): the key is the sha256 of
-everything the drawing reads (:func:`plot_inputs`: labels, split titles, measure names, every
-mean and CI bound, exactly), this module's source and the matplotlib version. An unchanged
-board reuses the file; any change draws anew.
+memoised (:mod:`sourcesum.memo`, kind ``plots``) under everything the drawing reads
+(:func:`plot_inputs`: labels, split titles, measure names, every mean and CI bound, exactly),
+this module's source and the matplotlib version (:func:`plot_parts`). An unchanged board reuses
+the drawing; any change draws anew.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sourcesum import paths
 from sourcesum.board.view import BoardView, RowView
-from sourcesum.files import write_bytes_atomic
-from sourcesum.hashing import sha256_bytes, sha256_hex
+from sourcesum.hashing import sha256_bytes
 
 PLOT_MARK = "sourcesum-bench leaderboard plot"
 """Written into every plot's PNG metadata: how a later run knows the file is ours to replace."""
@@ -61,34 +59,36 @@ def plot_inputs(view: BoardView) -> dict[str, Any]:
     }
 
 
-def plot_key(view: BoardView) -> str:
-    """sha256 of :func:`plot_inputs`, this module's source and the matplotlib version."""
+def plot_parts(view: BoardView) -> list[Any]:
+    """What the plot depends on: :func:`plot_inputs`, this module's source and the matplotlib
+    version."""
     try:
         library = version("matplotlib")
     except PackageNotFoundError:
         library = "not installed"
-    return sha256_hex([plot_inputs(view), sha256_bytes(Path(__file__).read_bytes()), library])
+    return [plot_inputs(view), sha256_bytes(Path(__file__).read_bytes()), library]
 
 
 def render_png(view: BoardView) -> bytes:
     """PNG bytes; deterministic for the same leaderboard (no timestamps in the metadata), from
-    the memo when an identical board was drawn before (module docstring). The memo is checked:
-    a cached file that is not one of our plots, or whose bytes do not match the checksum written
-    beside it, is drawn again (with a note), never used."""
-    import sys
+    the memo (:mod:`sourcesum.memo`) when an identical board was drawn before. A recalled
+    record that does not hold one of our plots is drawn again (with a note), never used."""
+    from sourcesum import memo
 
-    path = paths.cache_dir() / "plots" / f"{plot_key(view)}.png"
-    check = path.with_suffix(".sha256")
-    if path.is_file():
-        png = path.read_bytes()
-        recorded = check.read_text(encoding="utf-8").strip() if check.is_file() else ""
-        if is_our_plot(png) and png.endswith(PNG_END) and sha256_bytes(png) == recorded:
-            return png
-        print(f"note: the cached plot {path} was damaged; drawn again", file=sys.stderr)
-    png = draw_png(view)
-    write_bytes_atomic(path, png)
-    write_bytes_atomic(check, sha256_bytes(png).encode("utf-8"))
-    return png
+    def from_record(record: memo.Record) -> bytes:
+        data = record.arrays.get("png")
+        png = data.tobytes() if data is not None and data.dtype == np.uint8 and data.ndim == 1 else b""
+        if not (is_our_plot(png) and png.endswith(PNG_END)):
+            raise memo.MemoMismatch("not one of our plots")
+        return png
+
+    return memo.memoised(
+        "plots",
+        plot_parts(view),
+        lambda: draw_png(view),
+        lambda png: memo.Record(None, {"png": np.frombuffer(png, dtype=np.uint8)}),
+        from_record,
+    )
 
 
 def x_range(view: BoardView) -> tuple[float, float]:
