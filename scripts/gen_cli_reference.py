@@ -37,7 +37,9 @@ input at fault and exit status 2; `--debug` shows the traceback instead.
 
 **Environment.** `SOURCESUM_DATA_DIR` (data), `SOURCESUM_PUBLISHED_DIR` (the paper's outputs),
 `SOURCESUM_SCORES_DIR` (your store), `SOURCESUM_CACHE_DIR` (deletable caches: dequantized
-models, the memo of statistics, tie reports and plots, and of verified entries and their evaluations).
+models, the memo of statistics, tie reports and plots, and of verified entries and their evaluations),
+`SOURCESUM_CONFIG_DIR` (your settings: the key that seals the memo, default `~/.config/sourcesum`).
+`--no-memo`, before or after any command, neither reads nor writes the memo.
 """
 
 # Backticks are left alone: help texts use them for code, which Markdown then shows as code.
