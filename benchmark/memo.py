@@ -41,11 +41,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
 from sourcesum import paths
 from sourcesum.files import update_locked, write_bytes_atomic
+
+if TYPE_CHECKING:
+    import numpy as np
 
 T = TypeVar("T")
 VERSION = "2"
@@ -105,6 +107,11 @@ def note(kind: str, message: str) -> None:
         print(f"note: {message}", file=sys.stderr)
 
 
+def reset_notes() -> None:
+    """Let every note be said again (a new command in the same process)."""
+    _SETTINGS.noted.clear()
+
+
 def root() -> Path:
     """The memo's folder under the cache directory."""
     return paths.cache_dir() / f"memo-v{VERSION}"
@@ -156,6 +163,8 @@ def _seal(key: bytes, body: bytes) -> bytes:
 
 def encode(kind: str, key: str, record: Record) -> bytes:
     """The unsealed bytes of ``record``: its JSON line, then the arrays' bytes."""
+    import numpy as np
+
     arrays = []
     blobs = []
     for name, array in record.arrays.items():
@@ -173,6 +182,8 @@ def encode(kind: str, key: str, record: Record) -> bytes:
 
 def decode(kind: str, key: str, body: bytes) -> Record:
     """The record in ``body`` (unsealed bytes), checked against ``kind`` and ``key``."""
+    import numpy as np
+
     line, _, rest = body.partition(b"\n")
     header = json.loads(line)
     if not isinstance(header, dict) or header.get("kind") != kind or header.get("key") != key:

@@ -57,3 +57,16 @@ def config_dir() -> Path:
         return Path(value).expanduser()
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base).expanduser() / "sourcesum"
+
+
+def shown(path: str | Path) -> str:
+    """``path`` as outputs name it, never revealing the user's home folder: relative to the
+    checkout when inside it, ``~/...`` when under the home folder, else relative to the checkout
+    (``../...``)."""
+    resolved = Path(path).expanduser().resolve()
+    if resolved.is_relative_to(PROJECT_ROOT):
+        return str(resolved.relative_to(PROJECT_ROOT)) or "."
+    home = Path.home().resolve()
+    if resolved.is_relative_to(home):
+        return str(Path("~") / resolved.relative_to(home))
+    return os.path.relpath(resolved, PROJECT_ROOT)

@@ -4,14 +4,20 @@ Built-in classes are declared by name as ``"module:Class"`` strings (as lm-eval-
 imported only when first asked for, so listing names or reading a leaderboard imports no model
 library. External packages register rankers through the entry point group ``sourcesum.rankers``;
 each entry point names a module (importing it runs its ``@register`` decorators) or a class.
+
+A plugin that fails to load (an import error, an invalid name, a class the registry's ``check``
+refuses) is reported once on stderr with its distribution, entry point and reason; the other
+names keep working, and asking for the failed one is an error that says why.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Mapping
-from importlib.metadata import entry_points
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
 from sourcesum.errors import SourceSumError, UnknownNameError
@@ -22,16 +28,47 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 T = TypeVar("T", bound=type)
 
 
-class Registry(Generic[T]):
-    """Maps names to subclasses of ``base``; ``register`` is a class decorator."""
+@dataclass(frozen=True)
+class PluginFailure:
+    """An entry point that could not be loaded, and why."""
 
-    def __init__(self, kind: str, base: type, entry_point_group: str | None = None):
+    distribution: str
+    group: str
+    name: str
+    value: str
+    reason: str
+
+    def __str__(self) -> str:
+        return (
+            f"plugin {self.distribution}: entry point {self.name} = {self.value} "
+            f"(group {self.group}) failed to load: {self.reason}"
+        )
+
+
+def _distribution(point: EntryPoint) -> str:
+    dist = getattr(point, "dist", None)
+    return f"{dist.name} {dist.version}" if dist is not None else "(unknown distribution)"
+
+
+class Registry(Generic[T]):
+    """Maps names to subclasses of ``base``; ``register`` is a class decorator; ``check``
+    refuses an invalid class (raising, with a message naming it)."""
+
+    def __init__(
+        self,
+        kind: str,
+        base: type,
+        entry_point_group: str | None = None,
+        check: Callable[[T], None] | None = None,
+    ):
         self.kind = kind
         self.base = base
         self.entry_point_group = entry_point_group
+        self.check = check
         self._classes: dict[str, T] = {}
         self._lazy: dict[str, str] = {}
         self._plugins_loaded = False
+        self.failures: list[PluginFailure] = []
 
     def register_lazy(self, specs: Mapping[str, str]) -> None:
         """Declare ``name -> "module:Class"`` entries, imported on first :meth:`get`."""
@@ -70,6 +107,8 @@ class Registry(Generic[T]):
         declared = self._lazy.get(name)
         if declared is not None and declared != f"{cls.__module__}:{cls.__qualname__}":
             raise TypeError(f"{self.kind} name {name!r} is taken by {declared.replace(':', '.')}")
+        if self.check is not None:
+            self.check(cls)
         self._classes[name] = cls
         return cls
 
@@ -82,11 +121,16 @@ class Registry(Generic[T]):
                 loaded = point.load()
                 if isinstance(loaded, type):
                     self.register(loaded)  # type: ignore[arg-type]
-            except Exception as exc:
-                raise SourceSumError(
-                    f"plugin {point.name!r} ({point.value}) in entry point group "
-                    f"{self.entry_point_group} failed to load: {exc}"
-                ) from exc
+            except Exception as exc:  # noqa: BLE001 - one broken plugin must not stop the others
+                failure = PluginFailure(
+                    _distribution(point),
+                    self.entry_point_group,
+                    point.name,
+                    point.value,
+                    f"{type(exc).__name__}: {exc}",
+                )
+                self.failures.append(failure)
+                print(f"warning: {failure}; commands that do not need it go on", file=sys.stderr)
 
     def get(self, name: str) -> T:
         """The class registered as ``name``; :class:`UnknownNameError` lists valid names."""
@@ -95,6 +139,9 @@ class Registry(Generic[T]):
             return self._classes[name]
         if name in self._lazy:
             return self._import_lazy(name)
+        failed = [f for f in self.failures if f.name == name]
+        if failed:
+            raise SourceSumError(f"{self.kind} {name!r} is unavailable: {failed[0]}")
         try:
             return self._classes[name]
         except KeyError:
@@ -111,6 +158,10 @@ class Registry(Generic[T]):
         """Every registered name, without importing lazy entries."""
         self._load_plugins()
         return sorted(set(self._classes) | set(self._lazy))
+
+    def known(self, name: str) -> bool:
+        """``name`` is registered or declared so far (plugins not loaded for it)."""
+        return name in self._classes or name in self._lazy
 
     def __contains__(self, name: str) -> bool:
         self._load_plugins()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -393,6 +394,15 @@ class ScoreStore:
         return f"ScoreStore({str(self.root)!r})"
 
     def path_for(self, ranker: str, split: str, key: str) -> Path:
+        """``<root>/<ranker>/<split>.<key>.json``; each part must be a name (nothing can point
+        outside the store)."""
+        for part in (ranker, split):
+            if not NAME.fullmatch(part):
+                raise ScoreFileError(
+                    f"score store {self.root}: {part!r} is not a name ([A-Za-z][A-Za-z0-9_]*)"
+                )
+        if not re.fullmatch(r"[0-9a-f]{12}", key):
+            raise ScoreFileError(f"score store {self.root}: {key!r} is not an entry key")
         return self.root / ranker / f"{split}.{key}.json"
 
     def load(self, ranker: str, split: str, key: str) -> ScoreEntry | None:

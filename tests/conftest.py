@@ -62,6 +62,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     skip_or_fail_without(real_data_missing())
 
 
+@pytest.fixture(autouse=True)
+def fresh_memo_notes() -> None:
+    """Each test sees the memo's one-per-command notes afresh."""
+    from sourcesum import memo
+
+    memo.reset_notes()
+
+
 @pytest.fixture
 def scores_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty user score store, exported as $SOURCESUM_SCORES_DIR for the CLI, over an empty

@@ -353,6 +353,7 @@ class _PinnedNews(Dataset):
     name = "pinned_news_test"
     title = "Pinned"
     binary_threshold = 2
+    max_graded = 3
 
     def __init__(
         self, folder: Path, files: dict[str, bytes], url_template: str, pairs: int, corpus: str = "alpha"

@@ -25,7 +25,6 @@ def own_memo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A cache folder and a memo key of this test's own."""
     monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SOURCESUM_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setattr(memo._SETTINGS, "noted", set())  # each note is said once per process
     return tmp_path / "cache"
 
 

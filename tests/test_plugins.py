@@ -125,8 +125,13 @@ def test_a_plugin_cannot_shadow_a_lazy_builtin(monkeypatch):
             return LongestFirst
 
     monkeypatch.setattr(module, "entry_points", lambda group: [FakeEntryPoint()])
-    with pytest.raises(module.SourceSumError, match="plugin 'clash' .* failed to load: .*taken by"):
-        registry.names()
+    assert registry.names() == ["test_longest"]  # the other names keep working, with a warning
+    (failure,) = registry.failures
+    assert failure.name == "clash" and "taken by" in failure.reason
+    with pytest.raises(
+        module.SourceSumError, match="ranker 'clash' is unavailable: plugin .* failed to load"
+    ):
+        registry.get("clash")
 
 
 def test_every_builtin_loads_under_its_declared_name():

@@ -151,7 +151,7 @@ def test_a_row_whose_splits_disagree_on_versions_says_so(tmp_path):
     [path] = (root / "lead").glob("synth_beta_ref.*.json")
     rewrite(path, lambda raw: raw["libraries"].update({"numpy": "0.0.1"}))
     view = build_view(collect(ScoreStore(root), published=False, dataset_name="synthnews"))
-    assert any("lead" in note and "numpy (0.0.1, " in note for note in view.environment_notes)
+    assert any(name == "lead" and "numpy (0.0.1, " in note for name, note in view.environment_notes)
     assert "**Versions differ across splits**: `lead`" in render_markdown(view)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sourcesum import stats
+from sourcesum import paths, stats
 from sourcesum.board.declaration import Declaration, DeclaredRow
 from sourcesum.board.model import LEADERBOARD_MEASURES, HeldOutProgress, Leaderboard, Row
 from sourcesum.configs import Configuration
@@ -69,9 +69,9 @@ def unvalidated_label(entry: ScoreEntry) -> str:
     return f"{entry.ranker}{params if entry.params else ''} ({NOT_INSTALLED})"
 
 
-def environment_notes(row: Row) -> list[str]:
+def environment_notes(row: Row) -> list[tuple[str, str]]:
     """Where a row's splits were computed under different library versions (the harness's own
-    excepted) or provenance: one sentence naming what differs, else nothing."""
+    excepted) or provenance: ``(row name, what differs)``, else nothing."""
     from sourcesum.store import agreed_libraries
 
     seen: dict[str, dict[str, set[str]]] = {"libraries": {}, "provenance": {}}
@@ -89,9 +89,7 @@ def environment_notes(row: Row) -> list[str]:
         if len(v) > 1
     ]
     return (
-        [
-            f"`{row.name or row.label}`: its splits were computed under different versions of {', '.join(differ)}"
-        ]
+        [(row.name or row.label, f"its splits were computed under different versions of {', '.join(differ)}")]
         if differ
         else []
     )
@@ -221,6 +219,21 @@ def collect_declared(
 ) -> Leaderboard:
     """Exactly the declared rows, each from a complete, valid, current entry per board split;
     and the declared held-out test's rows on its splits (``board.heldout``)."""
+    from sourcesum.board.names import check_declared_names
+
+    items = [
+        *declaration.rows,
+        *(declaration.heldout.rows if declaration.heldout else ()),
+        *(row for task in declaration.tasks for row in task.rows),
+    ]
+    check_declared_names(
+        [
+            (Configuration.of(item.ranker, item.params).label, item.name)
+            for item in items
+            if not item.published
+        ],
+        str(declaration.path),
+    )
     ds = dataset(declaration.dataset)
     splits = _board_splits(ds)
     published = _published_rows(ds, [d.ranker for d in declaration.rows if d.published], splits, measures)
@@ -319,19 +332,20 @@ def collect(
     rows: dict[str, Row] = {}
     stale: list[str] = []
     for path, entry in store.entries():
+        where = paths.shown(path)
         if isinstance(entry, ScoreFileError):
-            stale.append(f"{path}: invalid ({entry})")
+            stale.append(f"{where}: invalid ({str(entry).replace(str(path), where)})")
             continue
         split = splits.get(entry.split)
         if split is None:
             continue
         reason = is_current(entry, split)
         if reason:
-            stale.append(f"{path}: {reason}")
+            stale.append(f"{where}: {reason}")
             continue
         if entry.ranker not in RANKERS and not include_unknown:
             stale.append(
-                f"{path}: ranker {entry.ranker} is not installed ({NOT_INSTALLED}; shown by `leaderboard --all`)"
+                f"{where}: ranker {entry.ranker} is not installed ({NOT_INSTALLED}; shown by `leaderboard --all`)"
             )
             continue
         if entry.config_id not in rows:

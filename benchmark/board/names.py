@@ -74,3 +74,22 @@ def unique_names(names: Sequence[str], ids: Sequence[str]) -> list[str]:
             name = _cut(name, MAX_NAME - len(suffix)) + suffix
         out.append(name)
     return out
+
+
+def check_declared_names(items: Sequence[tuple[str, str | None]], where: str) -> None:
+    """Declared names cannot spoof: ``items`` are every declared row's ``(label, declared name
+    or None)``; a name may equal no registered ranker's name and no other row's
+    label (its own label is allowed), else :class:`SourceSumError` naming the row."""
+    from sourcesum.rankers.base import RANKERS
+
+    rankers = set(RANKERS.names())
+    labels = {label for label, _ in items}
+    for label, name in items:
+        if name is None or name == label:
+            continue
+        if name in rankers or name in labels:
+            raise SourceSumError(
+                f"{where}: the row {label} is named {name!r}, which is "
+                + ("a ranker's name" if name in rankers else "another row's label")
+                + "; a display name may not pass for another row"
+            )

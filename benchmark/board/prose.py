@@ -185,11 +185,12 @@ def heldout_pending_text(view: BoardView, quote: str = "`") -> str:
     )
 
 
-def zero_shot_best_text(view: BoardView, quote: str = "`") -> str:
-    """The best zero-shot row of each held-out column, grouped by row."""
+def zero_shot_best_text(view: BoardView, name: Callable[[str], str] = str) -> str:
+    """The best zero-shot row of each held-out column, grouped by row; ``name`` writes each row
+    name (a Markdown code span on the board, plain text on the site)."""
     assert view.heldout is not None
     by_row: dict[str, list[str]] = {}
     for column, label in zip(view.heldout.board.columns, view.heldout.zero_shot_best, strict=True):
         if label:
             by_row.setdefault(label, []).append(column.header)
-    return "; ".join(f"{quote}{label}{quote} ({', '.join(headers)})" for label, headers in by_row.items())
+    return "; ".join(f"{name(label)} ({', '.join(headers)})" for label, headers in by_row.items())

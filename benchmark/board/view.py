@@ -168,7 +168,7 @@ class TransferView:
     measure: str
     rows: tuple[tuple[str, tuple[int, ...]], ...]
     correlations: tuple[tuple[str, str, float], ...]
-    policy_notes: tuple[str, ...] = ()
+    policy_notes: tuple[tuple[str, str], ...] = ()
     """One sentence per method whose rows differ between boards in an unscorable-policy
     parameter (:func:`same_method`): which value runs where, and why the rows still match."""
 
@@ -189,7 +189,7 @@ class BoardView:
     """Every row in board order (by the Avg of the first measure, then label), kinds mixed."""
     lead: tuple[LeadComparison, ...]
     ranker_notes: tuple[tuple[str, str], ...]
-    environment_notes: tuple[str, ...]
+    environment_notes: tuple[tuple[str, str], ...]
     """Rows whose splits were computed under different library versions or provenance."""
     published_notes: tuple[dict[str, str], ...]
     published_coverage: tuple[tuple[str, tuple[str, ...]], ...]
@@ -625,8 +625,9 @@ def _counterpart(row: Row, board: Leaderboard) -> Row | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def _policy_note(name: str, ranker: str, rows: Sequence[tuple[str, Row]]) -> str:
-    """One sentence on a method whose rows differ in an unscorable-policy parameter."""
+def _policy_note(name: str, ranker: str, rows: Sequence[tuple[str, Row]]) -> tuple[str, str]:
+    """One sentence on a method whose rows differ in an unscorable-policy parameter: ``(row
+    name, the sentence after it)``."""
     from sourcesum.rankers import RANKERS
 
     cls = RANKERS.get(ranker)
@@ -643,9 +644,10 @@ def _policy_note(name: str, ranker: str, rows: Sequence[tuple[str, Row]]) -> str
             parts += [f"{key}={value} on {' and '.join(titles)}" for value, titles in by_value.items()]
             defaults.append(f"{key}={default}")
     return (
-        f"{name} runs with {', '.join(parts)}. These rows are one method: {' and '.join(defaults)} "
+        name,
+        f"runs with {', '.join(parts)}. These rows are one method: {' and '.join(defaults)} "
         "(the default) stops on every pair another value would change, so its complete entries "
-        "hold the scores that value gives."
+        "hold the scores that value gives, within the ranker's reproduction tolerance.",
     )
 
 

@@ -57,10 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage error already printed as one line
         return int(exc.code or 0)
     handler: Callable[[argparse.Namespace], int] = args.func
+    from sourcesum import memo
+
+    memo.reset_notes()  # each note once per command
     try:
         if args.no_memo:
-            from sourcesum import memo
-
             with memo.settings(read=False, write=False):
                 return handler(args)
         return handler(args)

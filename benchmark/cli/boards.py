@@ -14,7 +14,7 @@ from sourcesum import paths
 from sourcesum.cli.common import measures_help
 from sourcesum.errors import SourceSumError
 from sourcesum.measures import Measure
-from sourcesum.outputs.escape import terminal
+from sourcesum.outputs.escape import md_code, terminal
 
 
 def add_parsers(sub: Any) -> None:
@@ -73,10 +73,10 @@ def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure])
             dataset_name=args.dataset,
             include_unknown=True,
         )
-        store = f"`{args.scores_dir}`" if args.scores_dir else "your score store"
+        store = md_code(paths.shown(args.scores_dir)) if args.scores_dir else "your score store"
         board.scores_from = f"every usable entry of {store} and of the committed `data/scores/`"
         board.regenerate = "`sourcesum leaderboard --all -o FILE`" + (
-            f" with `--scores-dir {args.scores_dir}`" if args.scores_dir else ""
+            f" with {md_code('--scores-dir ' + paths.shown(args.scores_dir))}" if args.scores_dir else ""
         )
         return board
     from sourcesum.cli.common import declared_store_root
@@ -87,15 +87,16 @@ def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure])
         read_declaration(declaration), ScoreStore(root, writable=False), measures=measures
     )
     if args.scores_dir or args.declaration:
-        board.scores_from = f"the files in `{args.scores_dir or 'data/scores'}`, the rows of `{args.declaration or 'leaderboard.toml'}`"
-        board.regenerate = (
-            "`sourcesum leaderboard"
+        store = paths.shown(args.scores_dir) if args.scores_dir else "data/scores"
+        rows = paths.shown(args.declaration) if args.declaration else "leaderboard.toml"
+        board.scores_from = f"the files in {md_code(store)}, the rows of {md_code(rows)}"
+        board.regenerate = md_code(
+            "sourcesum leaderboard"
             + "".join(
-                f" --{flag} {value}"
+                f" --{flag} {paths.shown(value)}"
                 for flag, value in (("declaration", args.declaration), ("scores-dir", args.scores_dir))
                 if value
             )
-            + "`"
         )
     return board
 

@@ -30,11 +30,12 @@ from functools import cache
 from pathlib import Path
 from typing import ClassVar
 
+import numpy as np
 from sourcesum.data.pairs import Judgment, Pair, Split
 from sourcesum.data.sources import PinnedFile, Source, local_copy, read_verified
 from sourcesum.errors import DataError, UnknownNameError
 from sourcesum.hashing import digest
-from sourcesum.registry import Registry
+from sourcesum.registry import NAME, Registry
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class Dataset:
     """BibTeX of the dataset's paper(s)."""
     splits: ClassVar[tuple[SplitSpec, ...]] = ()
     binary_threshold: ClassVar[float] = 1.0
+    max_graded: ClassVar[float] = 1.0
+    """The largest graded relevance its labels may hold: every graded label is checked to be
+    finite and within ``[0, max_graded]``, every soft label within ``[0, 1]``, before use."""
     relevance_text: ClassVar[str] = ""
     """How raw labels become graded and binary relevance, in one or two sentences (Markdown)."""
     human_agreement: ClassVar[bool] = False
@@ -111,6 +115,23 @@ class Dataset:
         raise NotImplementedError
 
     # -- provided ---------------------------------------------------------------------------
+    @classmethod
+    def check_labels(cls, judgment: Judgment, where: str) -> None:
+        """The relevance policy's range: graded labels finite within ``[0, max_graded]``, soft
+        labels within ``[0, 1]``, votes 0 or 1 (else a :class:`~sourcesum.errors.DataError`
+        starting with ``where``)."""
+        for kind, values, high in (("graded", judgment.graded, cls.max_graded), ("soft", judgment.soft, 1.0)):
+            bad = ~(np.isfinite(values) & (values >= 0) & (values <= high))
+            if bad.any():
+                value = values[np.flatnonzero(bad)[0]]
+                raise DataError(
+                    f"{where}: {kind} relevance {float(value)!r} of sentence {int(np.flatnonzero(bad)[0])} is not "
+                    f"a finite number in [0, {high:g}] (the dataset's relevance policy"
+                    + (", max_graded)" if kind == "graded" else ")")
+                )
+        if judgment.votes is not None and any(v not in (0, 1) for row in judgment.votes for v in row):
+            raise DataError(f"{where}: an annotator's vote is not 0 or 1")
+
     @classmethod
     def split_spec(cls, name: str) -> SplitSpec:
         for spec in cls.splits:
@@ -150,10 +171,23 @@ class Dataset:
         return all(local_copy(p) is not None for p in self.pinned_files(spec))
 
     def load(self, spec: SplitSpec) -> Split:
-        """Locate, verify, read and validate split ``spec``."""
+        """Locate, verify, read and validate split ``spec``; whatever fails inside the
+        dataset's own code is a :class:`~sourcesum.errors.DataError` naming the dataset, the
+        split and its files."""
         files = {p.file: read_verified(p) for p in self.pinned_files(spec)}
-        parsed = self.parse(spec, files)
         path = files[spec.files[0]][0]
+        try:
+            parsed = self.parse(spec, files)
+            if not isinstance(parsed, ParsedSplit):
+                raise TypeError(f"parse returned {type(parsed).__name__}, not a ParsedSplit")
+        except DataError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a plugin's failure, named for its user
+            where = ", ".join(str(f[0]) for f in files.values())
+            raise DataError(
+                f"dataset {self.name}, split {spec.name} ({where}): its parser failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
         if len(parsed.pairs) != spec.pairs:
             raise DataError(f"{path}: {len(parsed.pairs)} pairs, dataset {self.name} declares {spec.pairs}")
         seen: set[str] = set()
@@ -165,11 +199,14 @@ class Dataset:
                 raise DataError(f"{path}: pair {pair.id} is labelled split {pair.split!r}, not {spec.name!r}")
             if spec.corpus and pair.corpus and pair.corpus != spec.corpus:
                 raise DataError(f"{path}: pair {pair.id} is from corpus {pair.corpus!r}, not {spec.corpus!r}")
+        if len(parsed.judgments) != len(parsed.pairs):
+            raise DataError(f"{path}: {len(parsed.judgments)} judgments for {len(parsed.pairs)} pairs")
         for pair, judgment in zip(parsed.pairs, parsed.judgments, strict=True):
             if len(judgment.graded) != pair.n_sentences or len(judgment.soft) != pair.n_sentences:
                 raise DataError(
                     f"{path}: pair {pair.id}: labels do not cover its {pair.n_sentences} sentences"
                 )
+            self.check_labels(judgment, f"{path}: dataset {self.name}, pair {pair.id}")
         return Split(
             name=spec.name,
             dataset=self.name,
@@ -183,15 +220,35 @@ class Dataset:
         )
 
 
-DATASETS: Registry[type[Dataset]] = Registry("dataset", Dataset, "sourcesum.datasets")
-register_dataset = DATASETS.register
-
 BUILTIN_DATASETS = {
     "sourcesum": "sourcesum.data.sourcesum:SourceSum",
     "wice": "sourcesum.data.wice:WiCE",
     "qmsum": "sourcesum.data.qmsum:QMSumEvidence",
 }
 """Built-in datasets, ``name -> "module:Class"``; add a line here for each new built-in."""
+
+RESERVED_SPLIT_NAMES = ("all",)
+"""Words a split may not be named: they mean something else wherever a split is named."""
+
+
+def check_dataset(cls: type[Dataset]) -> None:
+    """A dataset's split names are names (``[A-Za-z][A-Za-z0-9_]*``: no path component can
+    hide in one), unique within it, and neither ``all`` nor a dataset's name (else
+    ``--split NAME`` would mean two things)."""
+    seen: set[str] = set()
+    for spec in cls.splits:
+        if not isinstance(spec.name, str) or not NAME.fullmatch(spec.name):
+            raise TypeError(f"dataset {cls.name}: split name {spec.name!r} must match [A-Za-z][A-Za-z0-9_]*")
+        if spec.name in RESERVED_SPLIT_NAMES or spec.name == cls.name or DATASETS.known(spec.name):
+            raise TypeError(f"dataset {cls.name}: split name {spec.name!r} is taken (by 'all' or a dataset)")
+        if spec.name in seen:
+            raise TypeError(f"dataset {cls.name}: two splits are named {spec.name!r}")
+        seen.add(spec.name)
+
+
+DATASETS: Registry[type[Dataset]] = Registry("dataset", Dataset, "sourcesum.datasets", check=check_dataset)
+register_dataset = DATASETS.register
+
 
 DATASETS.register_lazy(BUILTIN_DATASETS)
 
@@ -212,6 +269,10 @@ def _split_owners() -> dict[str, Dataset]:
     owners: dict[str, Dataset] = {}
     for ds in all_datasets():
         for spec in ds.splits:
+            if spec.name in DATASETS or spec.name in RESERVED_SPLIT_NAMES:
+                raise UnknownNameError(
+                    f"dataset {ds.name}: split name {spec.name!r} is taken (by 'all' or a dataset)"
+                )
             if spec.name in owners:
                 raise UnknownNameError(
                     f"split {spec.name!r} is declared by datasets {owners[spec.name].name} and {ds.name}"

@@ -379,6 +379,8 @@ class QMSumEvidence(Dataset):
         _split("qmsum_train", "QMSum train", 3548, "train"),
     )
     binary_threshold = BINARY_MIN
+    max_graded = 2
+    """CES = 2, the highest label."""
     training_splits = {"qmsum_test": ("qmsum_train",)}
     relevance_text = (
         "graded = the strongest evidence type among the annotated sentences a candidate overlaps "

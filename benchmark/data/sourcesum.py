@@ -151,6 +151,8 @@ class SourceSum(Dataset):
         _held_out("cnn_reference", "CNN/DM-Reference", 80, "cnn_dailymail"),
     )
     binary_threshold = BINARY_MIN_VOTES
+    max_graded = 4
+    """Votes of at most four annotators."""
     relevance_text = (
         "graded = number of annotators who voted the sentence a source (NDCG); binary = at "
         "least 2 such votes (MAP)."

@@ -143,6 +143,9 @@ class WiCE(Dataset):
         SplitSpec("wice_dev", "WiCE dev", 349, "wice", (DEV_FILE,)),
     )
     binary_threshold = 1
+    max_graded = 128
+    """The most supporting sets that hold one sentence in the pinned files (128, a wice_test
+    claim; 120 in wice_dev)."""
     training_splits = {"wice_test": ("wice_dev",)}
     relevance_text = (
         "graded = number of WiCE's alternative minimal supporting sets holding the sentence (NDCG, "

@@ -4,8 +4,10 @@ Labels are derived from ranker names (``[A-Za-z][A-Za-z0-9_]*``) and canonical p
 (string parameters may hold no control character), and file paths come from the user, so the
 outputs still escape what they print:
 
-* :func:`md_cell`: a Markdown table cell (``|`` and ``\\`` escaped, line breaks folded);
-* :func:`md_code`: a Markdown code span fenced by more backticks than the text holds;
+* :func:`md_cell`: a Markdown table cell or list item (``|`` and ``\\`` escaped, ``& < >`` as
+  HTML entities, control characters as escapes, line breaks folded);
+* :func:`md_code`: a Markdown code span fenced by more backticks than the text holds (control
+  characters as escapes);
 * :func:`latex`: every LaTeX special character (``\\ { } $ & # ^ _ ~ % < > |``);
 * :func:`terminal`: control characters shown as escapes (``\\x1b``), never sent raw to a
   terminal.
@@ -33,15 +35,22 @@ _LATEX = {
 }
 
 
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
 def md_cell(text: str) -> str:
-    """``text`` safe inside a Markdown table cell."""
-    folded = re.sub(r"[\r\n]+", " ", text)
-    return folded.replace("\\", "\\\\").replace("|", "\\|")
+    """``text`` safe inside a Markdown table cell or list item: line breaks folded, control
+    characters shown as escapes (:func:`terminal`), ``\\`` and ``|`` escaped, and ``&``, ``<``, ``>``
+    as HTML entities (so no text becomes markup)."""
+    folded = terminal(re.sub(r"[\r\n]+", " ", text))
+    escaped = folded.replace("\\", "\\\\").replace("|", "\\|")
+    return "".join(_HTML.get(char, char) for char in escaped)
 
 
 def md_code(text: str) -> str:
-    """``text`` as one Markdown code span (fenced by one backtick more than its longest run)."""
-    folded = re.sub(r"[\r\n]+", " ", text)
+    """``text`` as one Markdown code span (fenced by one backtick more than its longest run; a
+    code span shows ``<`` and ``&`` as they are), control characters shown as escapes."""
+    folded = terminal(re.sub(r"[\r\n]+", " ", text))
     longest = max((len(run) for run in re.findall(r"`+", folded)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if folded.startswith("`") or folded.endswith("`") else ""

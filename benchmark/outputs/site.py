@@ -199,7 +199,7 @@ def _heldout(view: BoardView) -> dict[str, Any] | None:
         "intro": prose.heldout_intro(view, quote=""),
         "columns": [column.header for column in board.columns],
         "rows": [{"label": r.label, "cells": _cells(board, r)} for r in board.ordered],
-        "zero_shot_best": prose.zero_shot_best_text(view, quote=""),
+        "zero_shot_best": prose.zero_shot_best_text(view),
         "against_lead": differences(view.heldout.against_lead),
         "against_zero_shot": differences(view.heldout.against_zero_shot),
     }
