@@ -19,6 +19,11 @@ class ScoreFileError(SourceSumError):
     """A score file that does not match its split (names the file and pair)."""
 
 
+class StoreConflict(ScoreFileError):
+    """Entries of one key that disagree (store layers, concurrent writers, merged stores):
+    names both origins and what differs; every reader refuses it, none drops it."""
+
+
 class RankerError(SourceSumError):
     """A ranker that failed, or returned unusable scores (names the ranker and pair)."""
 

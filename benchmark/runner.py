@@ -46,7 +46,7 @@ from sourcesum.protocols import Assignment, protocol
 from sourcesum.qrels import validated_row
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.context import BaseScores, TrainingData
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, agreed_libraries
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, agreed_libraries, fit_problem
 from tqdm.auto import tqdm
 
 
@@ -263,11 +263,9 @@ def _new_entry(
     key = config.entry_key(split.name, split.sha256)
     found = store.load(config.ranker, split.name, key)
     if found is not None:
-        if found.n_pairs != len(split) or not set(found.scores) <= set(split.index):
-            raise ScoreFileError(
-                f"{store.path_for(config.ranker, split.name, key)}: holds {found.n_pairs} pairs' worth of "
-                f"scores for split {split.name} ({len(split)} pairs), or pairs it does not have; delete it"
-            )
+        problem = fit_problem(found, split)
+        if problem:
+            raise ScoreFileError(f"{store.path_for(config.ranker, split.name, key)}: {problem}; delete it")
         return found
     return ScoreEntry(
         ranker=config.ranker,

@@ -35,12 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sourcesum.errors import ScoreFileError
-from sourcesum.files import update_locked, write_text_atomic
+from sourcesum.errors import ScoreFileError, StoreConflict
+from sourcesum.files import lock_path, update_locked, write_text_atomic
 from sourcesum.hashing import digest, sha256_hex
 from sourcesum.registry import NAME
 
 if TYPE_CHECKING:
+    from sourcesum.data import Split
     from sourcesum.memo import Record
 
 FORMAT = "sourcesum-scores/3"
@@ -235,6 +236,18 @@ class ScoreEntry:
         return entry
 
 
+def fit_problem(entry: ScoreEntry, split: Split) -> str | None:
+    """Why ``entry``'s pairs cannot be ``split``'s (another pair count, or a pair the split
+    does not have), in words; None when they fit."""
+    if entry.n_pairs != len(split):
+        return f"it records {entry.n_pairs} pairs; split {split.name} has {len(split)}"
+    unknown = sorted(set(entry.scores) - set(split.index))
+    if unknown:
+        more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        return f"it holds pair {unknown[0]}{more}, which split {split.name} does not have"
+    return None
+
+
 HEADER = ("ranker", "version", "params", "split", "data_sha256", "n_pairs", "libraries", "provenance")
 """Header fields every entry merged into one must share (``libraries`` without the harness's
 own version; the label is derived from the others and not compared)."""
@@ -251,8 +264,8 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
 
     Every header field of :data:`HEADER` must agree, and a pair present in several entries
     must have identical scores (bit for bit); otherwise :class:`ScoreFileError` names the field
-    or pair and both origins. Store layers, concurrent writers and ``sourcesum merge`` all
-    merge this way."""
+    or pair and both origins (a :class:`~sourcesum.errors.StoreConflict`). Store layers,
+    concurrent writers and ``sourcesum merge`` all merge this way."""
     (first_origin, first), *rest = entries
     merged = ScoreEntry(
         **{name: getattr(first, name) for name in HEADER}, label=first.label, scores=dict(first.scores)
@@ -261,7 +274,7 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
     for where, entry in rest:
         for name in HEADER:
             if _agreed(entry, name) != _agreed(first, name):
-                raise ScoreFileError(
+                raise StoreConflict(
                     f"cannot merge {where} into {first_origin}: {name} differs "
                     f"({_agreed(entry, name)!r} vs {_agreed(first, name)!r})"
                 )
@@ -271,7 +284,7 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
                 merged.scores[pid] = list(values)
                 origin[pid] = where
             elif known != values:
-                raise ScoreFileError(
+                raise StoreConflict(
                     f"cannot merge {entry.ranker} on {entry.split}: pair {pid} has different scores "
                     f"in {origin[pid]} and {where}"
                 )
@@ -527,14 +540,26 @@ def migrate(root: Path, libraries: dict[str, dict[str, str]] | None = None) -> l
     """Rewrite the entries of older formats under ``root`` in the current one: scores, keys and
     every recorded field unchanged (format 1 had no ``libraries``: ``libraries`` maps ranker
     names to the versions to record), the checksums computed from them. Returns the files
-    rewritten; entries already in the current format are left alone."""
+    rewritten; entries already in the current format are left alone. Holds the store's
+    migration lock throughout (two migrations of one store run one after the other) and each
+    entry's own lock (the one :meth:`ScoreStore.save` takes) while it reads it, once, and
+    rewrites it."""
+    from filelock import FileLock
+
+    root = Path(root)
     rewritten = []
-    for path in sorted(Path(root).glob("*/*.json")):
-        entry = read_entry(path, allow_legacy=True)
-        if json.loads(path.read_text(encoding="utf-8")).get("format") == FORMAT:
-            continue
-        if libraries and entry.ranker in libraries and not entry.libraries:
-            entry.libraries = dict(libraries[entry.ranker])
-        write_text_atomic(path, entry.to_json())
-        rewritten.append(path)
+    with FileLock(str(lock_path(root / "migrate"))):
+        for path in sorted(root.glob("*/*.json")):
+            with FileLock(str(lock_path(path))):
+                try:
+                    text = path.read_bytes().decode("utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise ScoreFileError(f"{path}: cannot be read as text ({exc})") from exc
+                entry = ScoreEntry.from_json(text, path, allow_legacy=True)  # verified, current or not
+                if json.loads(text)["format"] == FORMAT:
+                    continue
+                if libraries and entry.ranker in libraries and not entry.libraries:
+                    entry.libraries = dict(libraries[entry.ranker])
+                write_text_atomic(path, entry.to_json())
+                rewritten.append(path)
     return rewritten

@@ -27,7 +27,7 @@ from sourcesum.errors import ScoreFileError, SourceSumError
 from sourcesum.hashing import sha256_bytes
 from sourcesum.rankers.base import RANKERS
 from sourcesum.runner import Selection, run_splits
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, read_entry
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, agreed_libraries, fit_problem, read_entry
 
 
 @dataclass
@@ -43,6 +43,9 @@ class Verification:
     max_difference: float
     tolerance: float
     problems: list[str] = field(default_factory=list)
+    library_differences: list[str] = field(default_factory=list)
+    """Libraries whose recorded version differs from the installed one: ``name (recorded X,
+    installed Y)`` (a note; a problem under ``strict``)."""
 
     @property
     def ok(self) -> bool:
@@ -57,7 +60,10 @@ class Verification:
             else "NOT reproduced: "
             + ("; ".join(self.problems) or f"largest difference {self.max_difference:.3g}")
         )
-        return f"{self.path}: {self.label} on {self.split}, {self.checked} of {self.total} pairs: {verdict}"
+        line = f"{self.path}: {self.label} on {self.split}, {self.checked} of {self.total} pairs: {verdict}"
+        if self.library_differences and not self.problems:
+            line += f"\n  note: recorded library versions differ from the installed ones: {'; '.join(self.library_differences)}"
+        return line
 
 
 class _Hiding(ScoreStore):
@@ -85,16 +91,37 @@ def sample_ids(entry: ScoreEntry, count: int | None) -> list[str]:
     return sorted(ids, key=lambda pid: sha256_bytes(f"{entry.key}|{pid}".encode()))[:count]
 
 
-def verify_entry(path: Path, layers: list[ScoreStore], sample: int | None = None) -> Verification:
+def library_differences(recorded: dict[str, str], installed: dict[str, str]) -> list[str]:
+    """``name (recorded X, installed Y)`` for every library the entry records (the harness's
+    own version excepted) whose installed version differs."""
+    mine = agreed_libraries(installed)
+    return [
+        f"{name} (recorded {version}, installed {mine.get(name, 'not installed')})"
+        for name, version in sorted(agreed_libraries(recorded).items())
+        if mine.get(name) != version
+    ]
+
+
+def verify_entry(
+    path: Path, layers: list[ScoreStore], sample: int | None = None, strict: bool = False
+) -> Verification:
     """Recompute (a sample of) the entry at ``path`` (module docstring); ``layers`` are the
-    stores bases may be read from (the entry itself is hidden in every one)."""
+    stores bases may be read from (the entry itself is hidden in every one). The entry's
+    recorded library versions are compared with the installed ones: a difference is noted, and
+    with ``strict`` it fails the verification."""
     entry = read_entry(path)
     if entry.ranker not in RANKERS:
         raise ScoreFileError(f"{path}: ranker {entry.ranker} is not installed here, so it cannot be verified")
     cls = RANKERS.get(entry.ranker)
     config = Configuration.of(entry.ranker, entry.params)
     split = load_split(entry.split)
+    unfit = fit_problem(entry, split)
+    if unfit:
+        raise ScoreFileError(f"{path}: {unfit}, so it cannot be verified; delete it")
     problems = []
+    differ = library_differences(entry.libraries, cls.library_versions())
+    if strict and differ:
+        problems.append(f"recorded library versions differ from the installed ones: {'; '.join(differ)}")
     if config.params != entry.params:
         problems.append(f"parameters {entry.params} are not canonical ({config.params})")
     if config.entry_key(split.name, split.sha256) != entry.key or split.sha256 != entry.data_sha256:
@@ -104,7 +131,16 @@ def verify_entry(path: Path, layers: list[ScoreStore], sample: int | None = None
     tolerance = float(getattr(cls, "reproduction_tolerance", 0.0))
     if problems:
         return Verification(
-            path, config.label, entry.split, 0, len(entry.scores), 0, float("inf"), tolerance, problems
+            path,
+            config.label,
+            entry.split,
+            0,
+            len(entry.scores),
+            0,
+            float("inf"),
+            tolerance,
+            problems,
+            differ,
         )
     hidden = (entry.ranker, entry.split, entry.key)
     with tempfile.TemporaryDirectory(prefix="sourcesum-verify-") as tmp:
@@ -119,7 +155,16 @@ def verify_entry(path: Path, layers: list[ScoreStore], sample: int | None = None
         default=0.0,
     )
     return Verification(
-        path, config.label, entry.split, len(ids), len(entry.scores), identical, largest, tolerance
+        path,
+        config.label,
+        entry.split,
+        len(ids),
+        len(entry.scores),
+        identical,
+        largest,
+        tolerance,
+        [],
+        differ,
     )
 
 

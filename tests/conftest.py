@@ -24,8 +24,11 @@ if str(SYNTHETIC) not in sys.path:
 import synthetic_datasets  # noqa: E402,F401  (registers synthnews and synthclaims)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# The memo key (sourcesum.memo) of the tests' own: never the user's ~/.config/sourcesum.
-os.environ.setdefault("SOURCESUM_CONFIG_DIR", tempfile.mkdtemp(prefix="sourcesum-test-config-"))
+# The memo key (sourcesum.memo) of the tests' own, never the user's ~/.config/sourcesum; the same
+# folder in every session, so records kept by an earlier session stay usable.
+os.environ.setdefault(
+    "SOURCESUM_CONFIG_DIR", str(Path(tempfile.gettempdir()) / f"sourcesum-tests-{os.getuid()}" / "config")
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import declaration
-from sourcesum import stats
+from sourcesum import paths, stats
 from sourcesum.board.statistics import resampling_clusters
 from sourcesum.cli import main
 from sourcesum.data import dataset, load_split, split_spec
@@ -265,8 +265,8 @@ def test_declared_board_of_another_dataset(capsys, scores_dir, tmp_path):
     text = out.read_text()
     assert text.startswith("# SynthNews leaderboard\n")
     assert (
-        f"- **Regenerate**: `sourcesum leaderboard --declaration {declaration} --scores-dir {scores_dir}`"
-        in text
+        f"- **Regenerate**: `sourcesum leaderboard --declaration {paths.shown(declaration)} "
+        f"--scores-dir {paths.shown(scores_dir)}`" in text
     )
 
     def results(board: str) -> str:  # the results up to the part that says where they come from

@@ -541,8 +541,8 @@ def test_a_layer_conflict_from_the_cli_is_one_error_line(capsys, scores_dir, tmp
     assert run_cli(capsys, "run", "--ranker", "lead", "--split", "synthnews", "--no-progress")[0] == 0
     out = tmp_path / "all.md"
     code, _, err = run_cli(capsys, "leaderboard", "--all", "--dataset", "synthnews", "-o", str(out))
-    assert code == 0 and f"{top}: invalid" in err and str(below) in err
-    assert "| lead |" in out.read_text() and "random(seed=5)" not in out.read_text()
+    assert code == 2 and len(err.strip().splitlines()) == 1 and str(top) in err and str(below) in err
+    assert not out.exists()  # every reader refuses the conflict, as `run` does
 
 
 _SLOW_PLUGIN = """

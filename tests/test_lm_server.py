@@ -251,6 +251,38 @@ def spoil(kind: str):
     return answer
 
 
+def degenerate(kind: str):
+    """Answers no language model gives: every log-probability exactly 0, or log-probabilities
+    that ignore the context (a function of the token alone)."""
+
+    def answer(n: int, body: dict) -> dict:
+        response = echo_answer(n, body)
+        values = response["choices"][0]["logprobs"]["token_logprobs"]
+        for k in range(1, len(values) - 1):
+            values[k] = 0.0 if kind == "zeros" else -0.05 * (body["prompt"][k] % 7 + 1)
+        return response
+
+    return answer
+
+
+@pytest.mark.parametrize("kind", ["zeros", "context_blind"])
+@pytest.mark.parametrize("name", ["perplexity_gain", "pmi"])
+def test_degenerate_server_answers_are_an_error_naming_pair_and_server(fake_server, kind, name, tmp_path):
+    from sourcesum.errors import RankerError
+
+    fake_server.holder["answer"] = degenerate(kind)
+    pair = make_pair(DOC, SUMMARY, pair_id="hand__7")
+    ranker = served_ranker(name, fake_server.base_url, tmp_path, concurrency=1)
+    try:
+        with pytest.raises(
+            RankerError, match=r"pair hand__7: the server at http://127\.0\.0\.1:\d+/v1"
+        ) as raised:
+            ranker.score_batch([pair])
+    finally:
+        fake_server.holder["answer"] = echo_answer
+    assert ("exactly 0" if kind == "zeros" else "ignore the context") in str(raised.value)
+
+
 @pytest.mark.parametrize("kind", ["positive", "nan", "missing", "count", "short"])
 def test_impossible_responses_are_retried_never_cached(fake_server, kind, tmp_path):
     """A log-prob above 0 or NaN, a continuation token without one, another prompt length: the

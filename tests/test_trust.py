@@ -268,3 +268,132 @@ def test_a_dataset_parser_that_fails_is_one_error_naming_dataset_split_and_file(
         module.dataset.cache_clear()
     assert code == 2 and err.count("\n") == 1, err
     assert "dataset labels_test, split labels_split" in err and "labels.json" in err and "KeyError" in err
+
+
+# -- one conflict rule for every reader -----------------------------------------------------
+def _conflicting_layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A committed store and a user store holding the same bm25 entry with one score changed."""
+    committed = tmp_path / "committed"
+    fill(committed, ("lead", "bm25"))
+    user = tmp_path / "mine"
+    (path,) = sorted((committed / "bm25").glob("synth_alpha_sys.*.json"))
+    from sourcesum.store import read_entry
+
+    entry = read_entry(path)
+    first = sorted(entry.scores)[0]
+    entry.scores[first] = [x + 1.0 for x in entry.scores[first]]
+    entry.verified = None
+    ScoreStore(user).save(entry)
+    monkeypatch.setattr(paths, "COMMITTED_SCORES_DIR", committed)
+    monkeypatch.setenv("SOURCESUM_SCORES_DIR", str(user))
+    return path, user / "bm25" / path.name
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("compare", "bm25", "lead", "--split", "synth_alpha_sys"),
+        ("export", "--dataset", "synthnews", "-o", "{tmp}/trec"),
+        ("show", "alpha__doc0__sys__0", "--ranker", "bm25"),
+        ("leaderboard", "--all", "--dataset", "synthnews", "-o", "{tmp}/all.md"),
+        ("site", "--all", "--dataset", "synthnews", "-o", "{tmp}/site"),
+    ],
+    ids=lambda a: a[0],
+)
+def test_every_reader_refuses_layers_that_disagree_naming_both_files(argv, tmp_path, monkeypatch, capsys):
+    committed, user = _conflicting_layers(tmp_path, monkeypatch)
+    code, out, err = run_cli(capsys, *(a.replace("{tmp}", str(tmp_path)) for a in argv))
+    assert code == 2, (out, err)
+    assert err.startswith("error: cannot merge") and str(committed) in err and str(user) in err
+    assert err.count("\n") == 1
+
+
+def test_a_reexport_removes_the_run_files_of_an_earlier_export(tmp_path, capsys, scores_dir):
+    fill(scores_dir, ("lead", "bm25"))
+    out = tmp_path / "trec"
+    assert run_cli(capsys, "export", "--dataset", "synthnews", "-o", str(out))[0] == 0
+    assert (out / "bm25.synth_alpha_sys.run").is_file()
+    for path in (scores_dir / "bm25").glob("*.json"):
+        path.unlink()
+    (out / "notes.txt").write_text("mine")  # not the export's: kept
+    assert run_cli(capsys, "export", "--dataset", "synthnews", "-o", str(out))[0] == 0
+    assert not list(out.glob("bm25.*")) and (out / "lead.synth_alpha_sys.run").is_file()
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+# -- verify and migrate -----------------------------------------------------------------------
+def _bm25_entry(store: Path) -> Path:
+    run_ranker(create_ranker("bm25"), load_split("synth_alpha_sys"), ScoreStore(store), progress=False)
+    (path,) = sorted((store / "bm25").glob("synth_alpha_sys.*.json"))
+    return path
+
+
+def _rewrite(path: Path, change) -> None:
+    """Apply ``change`` to the entry at ``path`` and write it back with valid checksums."""
+    from sourcesum.store import read_entry
+
+    entry = read_entry(path)
+    change(entry)
+    entry.verified = None
+    path.write_text(entry.to_json())
+
+
+def test_verify_notes_forged_library_versions_and_strict_fails_them(tmp_path, capsys):
+    path = _bm25_entry(tmp_path / "store")
+    _rewrite(path, lambda e: e.libraries.update(numpy="0.0.1", **{"rank-bm25": "9.9"}))
+    code, out, _ = run_cli(capsys, "verify", str(path))
+    assert code == 0 and "reproduced bit for bit" in out
+    assert "note: recorded library versions differ" in out and "numpy (recorded 0.0.1, installed 2." in out
+    code, out, _ = run_cli(capsys, "verify", "--strict", str(path))
+    assert code == 1 and "NOT reproduced: recorded library versions differ" in out and "rank-bm25" in out
+
+
+def test_verify_and_run_name_the_entry_holding_a_pair_its_split_lacks(tmp_path, capsys, monkeypatch):
+    store = tmp_path / "store"
+    path = _bm25_entry(store)
+
+    def add_bogus(entry):
+        first = sorted(entry.scores)[0]
+        entry.scores["bogus_pair"] = entry.scores.pop(first)
+
+    _rewrite(path, add_bogus)
+    code, _, err = run_cli(capsys, "verify", str(path))
+    assert code == 2 and str(path) in err and "holds pair bogus_pair" in err and "--pairs" not in err
+    monkeypatch.setenv("SOURCESUM_SCORES_DIR", str(store))
+    code, _, err = run_cli(capsys, "run", "--ranker", "bm25", "--split", "synth_alpha_sys", "--no-progress")
+    assert code == 2 and str(path) in err and "it holds pair bogus_pair, which split synth_alpha_sys" in err
+
+
+def test_two_concurrent_migrations_convert_each_entry_once(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    store = tmp_path / "store"
+    for split in BOARD_SPLITS:
+        for name in ("lead", "bm25", "random"):
+            run_ranker(create_ranker(name), load_split(split), ScoreStore(store), progress=False)
+    files = sorted(store.glob("*/*.json"))
+    for path in files:
+        raw = json.loads(path.read_text())
+        raw["format"] = "sourcesum-scores/2"
+        for key in ("provenance", "header_sha256"):
+            raw.pop(key)
+        path.write_text(json.dumps(raw))
+    script = (
+        "import sys; sys.path.insert(0, 'tests/fixtures/synthetic'); import synthetic_datasets; "
+        "from sourcesum.store import migrate; print(len(migrate(sys.argv[1])))"
+    )
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(store)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=paths.PROJECT_ROOT,
+        )
+        for _ in range(2)
+    ]
+    results = [run.communicate(timeout=300) for run in runs]
+    assert all(run.returncode == 0 for run in runs), results
+    assert sorted(int(out) for out, _ in results) == [0, len(files)]

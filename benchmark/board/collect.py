@@ -8,7 +8,9 @@ command that computes it. The one exception is the declared held-out test, repor
 complete: while some of its entries are missing or partial (none invalid) the board carries only
 its progress (``board.heldout_pending``), never a held-out number. **All** (any store): every valid, complete, current entry on the
 dataset's board splits becomes a row, plus every published output; anything else is listed as
-skipped with the reason. Rows are one configuration each (grouped by ranker, key version and
+skipped with the reason. In both modes, store layers that disagree on an entry of the board's
+splits are a :class:`~sourcesum.errors.StoreConflict` naming both files, never a dropped entry.
+Rows are one configuration each (grouped by ranker, key version and
 parameters, never by label alone). Rows are named and keyed from the ranker class and the
 canonical parameters (:class:`~sourcesum.configs.Configuration`): no ranker is instantiated.
 """
@@ -24,12 +26,12 @@ from sourcesum.board.declaration import Declaration, DeclaredRow
 from sourcesum.board.model import LEADERBOARD_MEASURES, HeldOutProgress, Leaderboard, Row
 from sourcesum.configs import Configuration
 from sourcesum.data import Dataset, Split, dataset, load_split
-from sourcesum.errors import ScoreFileError, SourceSumError
+from sourcesum.errors import ScoreFileError, SourceSumError, StoreConflict
 from sourcesum.evaluation import memoised_evaluation
 from sourcesum.measures import Measure
 from sourcesum.published import PublishedOutput, load_published, published_method, published_methods
 from sourcesum.rankers.base import RANKERS
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack
+from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, fit_problem
 
 
 class IncompleteLeaderboard(SourceSumError):
@@ -40,8 +42,9 @@ def is_current(entry: ScoreEntry, split: Split) -> str | None:
     """``None`` if ``entry`` can be used for ``split``, else why it is stale."""
     if entry.data_sha256 != split.sha256:
         return "computed on other data"
-    if entry.n_pairs != len(split) or not set(entry.scores) <= set(split.index):
-        return f"its {entry.n_pairs} pairs are not the split's {len(split)}"
+    problem = fit_problem(entry, split)
+    if problem:
+        return problem
     if entry.ranker in RANKERS:
         try:
             config = Configuration.of(entry.ranker, entry.params)
@@ -179,6 +182,8 @@ def _declared_rows(
             tally.pairs += len(split)
             try:
                 entry = store.load(config.ranker, split.name, key)
+            except StoreConflict:
+                raise  # layers that disagree: every reader refuses, as `run` does
             except ScoreFileError as exc:
                 problems.append(f"{config.label} on {split.name}: invalid entry: {exc}")
                 tally.invalid += 1
@@ -333,6 +338,8 @@ def collect(
     stale: list[str] = []
     for path, entry in store.entries():
         where = paths.shown(path)
+        if isinstance(entry, StoreConflict) and path.name.split(".")[0] in splits:
+            raise entry  # layers that disagree: every reader refuses, as `run` does
         if isinstance(entry, ScoreFileError):
             stale.append(f"{where}: invalid ({str(entry).replace(str(path), where)})")
             continue

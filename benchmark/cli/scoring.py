@@ -64,6 +64,11 @@ def add_parsers(sub: Any) -> None:
         help="pairs per entry (default: all; the LM rankers: a few)",
     )
     p.add_argument("--scores-dir", help="a store to read bases from, over data/scores (default: your store)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail an entry whose recorded library versions differ from the installed ones (default: a note)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_verify)
 
@@ -181,7 +186,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     paths_ = entry_paths(args.entries)
     layers = open_stores(args.scores_dir).stores
-    results = [verify_entry(path, layers, args.sample) for path in paths_]
+    results = [verify_entry(path, layers, args.sample, args.strict) for path in paths_]
     if args.json:
         print_json(
             SCHEMAS["verify"],

@@ -16,7 +16,7 @@ from pathlib import Path
 from sourcesum.board.model import Leaderboard
 from sourcesum.data import Split
 from sourcesum.errors import SourceSumError
-from sourcesum.files import check_folder_target, write_text_atomic
+from sourcesum.files import check_folder_target, owned_files, write_text_atomic
 from sourcesum.hashing import sha256_bytes
 from sourcesum.qrels import Qrels, Relevance
 
@@ -90,9 +90,12 @@ def _run_lines(split: Split, scores_by_pair: dict[str, list[float]], tag: str) -
 
 def export_trec(board: Leaderboard, folder: Path) -> list[Path]:
     """Write qrels and runs under ``folder`` plus an index listing them; returns the files
-    written (index last). Existing files are overwritten only if an earlier export wrote them."""
+    written (index last). Existing files are overwritten only if an earlier export wrote them;
+    the files an earlier export listed that this one does not write are removed (the export
+    owns the folder's index), so the folder holds exactly this export."""
     planned = _planned(board)
     check_folder_target(folder, list(planned), INDEX_NAME, "export -o")
+    earlier = owned_files(folder, INDEX_NAME)
     splits = {split.name: split for split in board.splits}
     rows = {row.label: row for row in board.rows}
     written = []
@@ -106,6 +109,10 @@ def export_trec(board: Leaderboard, folder: Path) -> list[Path]:
             lines = _qrels_lines(split, binary=info["kind"] == "qrels (binary)")
         write_text_atomic(folder / name, "\n".join(lines) + "\n")
         written.append(folder / name)
+    for name in sorted(earlier - set(planned)):
+        stale = folder / name
+        if Path(name).name == name and stale.is_file():  # only files of the folder itself
+            stale.unlink()
     index = folder / INDEX_NAME
     write_text_atomic(index, json.dumps({"format": "sourcesum-export/1", "files": planned}, indent=2) + "\n")
     return written + [index]

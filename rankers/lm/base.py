@@ -39,6 +39,25 @@ ServerPlan = tuple[list["Continuation"], Callable[[Sequence[float]], list[Sequen
 their mean NLLs (in that order) become the pairs' scores."""
 
 
+def degenerate_server_scores(
+    label: str, base_url: str, pair: Pair, scores: Sequence[float], nll: Sequence[float]
+) -> None:
+    """Refuse what no language model answers: log-probabilities all exactly 0 (every
+    continuation's mean NLL 0), or the same score for every sentence of a pair whose sentences
+    differ (the server ignored the context). Either is a :class:`RankerError` naming the pair
+    and the server, never an all-ties entry."""
+    why = ""
+    if nll and all(value == 0.0 for value in nll):
+        why = "every log-probability it returned is exactly 0"
+    elif len(set(pair.sentences)) > 1 and len(set(scores)) == 1:
+        why = f"every sentence gets the same score ({scores[0]!r}): its log-probabilities ignore the context"
+    if why:
+        raise RankerError(
+            f"ranker {label} failed on pair {pair.id}: the server at {base_url} answers no language "
+            f"model would: {why}; check the server and its model"
+        )
+
+
 class LMRanker(Ranker):
     """Base of rankers that read a causal or seq2seq language model.
 
@@ -420,12 +439,14 @@ class LMRanker(Ranker):
         for key, members in groups.items():
             unique = list({p.summary: p for p in members}.values())
             plans.append((key, unique, self.server_plan(unique)))
-        nll = self.server().mean_nll([item for _, _, (items, _) in plans for item in items])
+        server = self.server()
+        nll = server.mean_nll([item for _, _, (items, _) in plans for item in items])
         at = 0
         for key, unique, (items, finish) in plans:
             scores = finish(nll[at : at + len(items)])
             at += len(items)
             for pair, values in zip(unique, scores, strict=True):
+                degenerate_server_scores(self.label, server.requests.base_url, pair, values, nll)
                 by_summary[(*key, pair.summary)] = values
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
