@@ -28,6 +28,7 @@ BUILTIN_RANKERS = {
     "learned": "sourcesum.rankers.learned:LearnedRanker",
     "llm_judge": "sourcesum.rankers.llm.ranker:LLMJudgeRanker",
     "attribution": "sourcesum.rankers.lm.attribution:AttributionRanker",
+    "overlap_prior": "sourcesum.rankers.prior:OverlapPriorRanker",
 }
 """Built-in rankers, ``name -> "module:Class"``; add a line here for each new built-in."""
 
