@@ -16,8 +16,10 @@ Protocols (``sourcesum list`` shows them):
   vice versa); no pair, document or label of the scored corpus is read. Keyed by the sha256 of
   every board split of the dataset.
 * ``same-corpus``: pairs of a split *outside the board* (e.g. SourceSum's held-out splits) are
-  scored after training on every board split of the same corpus. Refused for a board split,
-  whose own labels it would train on. Keyed by the sha256 of every board split of the dataset.
+  scored after training on the board splits of the same corpus, without the pairs of any
+  document the scored split holds (SourceSum's held-out CNN/DM documents also appear in main
+  pairs, for other summaries). Refused for a board split, whose own labels it would train on.
+  Keyed by the sha256 of every board split of the dataset and that rule.
 * ``in-domain``: pairs of a split are scored after training on the splits its dataset declares
   for it (``Dataset.training_splits``, e.g. WiCE's dev split for its test split). Keyed by the
   sha256 of those splits.
@@ -127,8 +129,35 @@ class CrossCorpus(TrainOnSplits):
 class SameCorpus(TrainOnSplits):
     name = "same-corpus"
     description = (
-        "trained on the board splits of the scored split's own corpus (splits outside the board only)"
+        "trained on the board splits of the scored split's own corpus (splits outside the board "
+        "only), without the pairs of any document the scored split holds"
     )
+    RULE = "without the pairs of the scored split's documents"
+    """In the key: entries fitted before the rule (on every pair of the corpus) keep other keys."""
+
+    def key_inputs(self, spec: ProtocolSpec, split: str) -> list[Any]:
+        return [*super().key_inputs(spec, split), self.RULE]
+
+    def assign(self, spec: ProtocolSpec, split: Split, pairs: Sequence[Pair]) -> list[Assignment]:
+        """Every pending pair scored after training on the pairs of the corpus's board splits
+        whose document the scored split does not hold (SourceSum's held-out CNN/DM pairs share
+        documents with main pairs of other summaries: their votes must not be trained on)."""
+        scored = {p.document_key for p in split.pairs}
+        training = []
+        for name in self.training_splits(spec, split.name):
+            board = load_split(name)
+            training.append(
+                (board, tuple(i for i, p in enumerate(board.pairs) if p.document_key not in scored))
+            )
+        if not any(kept for _, kept in training):
+            raise RankerError(
+                f"protocol same-corpus: every document of the board splits of {split.name}'s corpus is "
+                f"also in {split.name}, so no pair is left to train on"
+            )
+        names = tuple(
+            f"{s.name} ({len(kept)} of {len(s)} pairs: documents not in {split.name})" for s, kept in training
+        )
+        return [Assignment(tuple(training), names, tuple(pairs))]
 
     def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
         ds = dataset_of(split)

@@ -78,7 +78,7 @@ class OverlapPriorRanker(Ranker):
     ):
         self.lead_weight, self.protocol, self.folds, self.seed = lead_weight, protocol, folds, seed
         self._chosen: float | None = None
-        self._trained_on: tuple[str, ...] = ()
+        self._fit: dict[str, Any] = {}
 
     @classmethod
     def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,15 +105,12 @@ class OverlapPriorRanker(Ranker):
             raise RankerError(f"ranker {self.label}: no training pairs")
         parts = [(overlap(p.summary, p.sentences), position_prior(p.n_sentences)) for p in data.pairs]
         graded = [j.graded for j in data.judgments]
-        objective = {
-            weight: sum(
-                ranking_quality([(1 - weight) * o + weight * q for o, q in parts], graded, data.min_relevant)
-            )
-            / 2
+        quality = {
+            weight: ranking_quality([(1 - weight) * o + weight * q for o, q in parts], graded, data.min_relevant)
             for weight in WEIGHT_GRID
         }
-        self._chosen = max(WEIGHT_GRID, key=lambda w: (objective[w], -w))
-        self._trained_on = data.trained_on
+        self._chosen = max(WEIGHT_GRID, key=lambda w: (sum(quality[w]) / 2, -w))
+        self._fit = {"trained_on": list(data.trained_on), "pairs": len(data.pairs), "quality": quality}
 
     @property
     def weight(self) -> float:
@@ -125,8 +122,23 @@ class OverlapPriorRanker(Ranker):
         return self._chosen
 
     def describe_model(self) -> dict[str, Any]:
-        """The weight the last training chose and on what (``sourcesum explain``)."""
-        return {"trained_on": list(self._trained_on), "lead_weight": self.weight, "grid": list(WEIGHT_GRID)}
+        """The weight the last training chose, on what, and each grid weight's mean NDCG and AP
+        on the training pairs (``sourcesum explain``)."""
+        if not self._fit:
+            raise RankerError(f"ranker {self.label}: not trained; the runner trains it under its protocol")
+        w = self.weight
+        return {
+            "model": "grid",
+            "hyper_names": ["lead_weight"],
+            "trained_on": self._fit["trained_on"],
+            "pairs": self._fit["pairs"],
+            "lead_weight": w,
+            "cv": [
+                {"lead_weight": g, "ndcg": q[0], "ap": q[1], "selected": g == w}
+                for g, q in self._fit["quality"].items()
+            ],
+            "weights": {"summary overlap": 1 - w, "position prior 1 - i/n": w},
+        }
 
     def score(self, pair: Pair) -> Sequence[float]:
         w = self.weight

@@ -121,6 +121,15 @@ def test_a_task_board_is_shown_with_a_transfer_summary(tmp_path: Path, capsys, s
     assert "SynthNews vs SynthClaims" in transfer
     rows = [line for line in transfer.splitlines() if line.startswith("| ") and "rank on" not in line]
     assert sorted(line.split(" | ")[0].strip("| ") for line in rows) == ["bm25", "lead"]  # on both boards
+    # the summary names what it leaves out, and why
+    assert "Left out, as not on every board: `random` (not on SynthClaims)." in transfer
+    # the Rows section gives every row of every board its keys, the task's included
+    rows_section = board.split("## Rows", 1)[1].split("\n## ", 1)[0]
+    task_rows = rows_section.split("### SynthClaims", 1)[1]
+    for name in ("lead", "bm25", "oracle"):
+        (key_path,) = (scores_dir / name).glob("synth_claims.*.json")
+        key = key_path.name.split(".")[1]
+        assert f"Claims: `{key}`" in task_rows
     site = tmp_path / "site"
     assert main(["site", *argv[1:], "-o", str(site)]) == 0
     page = (site / "index.html").read_text(encoding="utf-8")

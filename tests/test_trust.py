@@ -5,6 +5,7 @@ tests/test_memo.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -397,3 +398,69 @@ def test_two_concurrent_migrations_convert_each_entry_once(tmp_path):
     results = [run.communicate(timeout=300) for run in runs]
     assert all(run.returncode == 0 for run in runs), results
     assert sorted(int(out) for out, _ in results) == [0, len(files)]
+
+
+# -- the board tells the whole truth ----------------------------------------------------------
+def test_same_corpus_trains_on_no_pair_of_a_document_the_scored_split_holds():
+    from sourcesum.configs import Configuration
+    from sourcesum.protocols import protocol
+
+    from sourcesum.errors import RankerError
+
+    spec = Configuration.of("overlap_prior", {"protocol": "same-corpus"}).protocol
+    everything = load_split("synth_alpha_sys_all")  # outside the board: every main document, and more
+    with pytest.raises(RankerError, match="no pair is left to train on"):
+        protocol("same-corpus").assign(spec, everything, everything.pairs)
+    # its last three pairs: one document shared with main pairs, two new
+    scored = dataclasses.replace(
+        everything,
+        pairs=everything.pairs[2:],
+        judgments=everything.judgments[2:],
+        clusters=everything.clusters[2:],
+    )
+    (assignment,) = protocol("same-corpus").assign(spec, scored, scored.pairs)
+    documents = {p.document_key for p in scored}
+    trained = [split.pairs[i] for split, positions in assignment.training for i in positions]
+    assert trained and not any(p.document_key in documents for p in trained)
+    every = [p for name in ("synth_alpha_sys", "synth_alpha_ref") for p in load_split(name)]
+    assert len(trained) == sum(p.document_key not in documents for p in every) < len(every)
+    assert protocol("same-corpus").RULE in protocol("same-corpus").key_inputs(spec, scored.name)
+
+
+def test_the_held_out_facts_on_shared_documents_are_counted():
+    from types import SimpleNamespace
+
+    from sourcesum.board.heldout import main_documents, shared_documents
+
+    scored = load_split("synth_alpha_sys_all")
+    main = {p.document_key for name in ("synth_alpha_sys", "synth_alpha_ref") for p in load_split(name)}
+    assert main_documents(scored) == main
+    (facts,) = shared_documents(SimpleNamespace(splits=[scored]))
+    documents = {p.document_key for p in scored}
+    assert (facts.documents, facts.shared_documents) == (len(documents), len(documents & main))
+    assert (facts.pairs, facts.shared_pairs) == (len(scored), sum(p.document_key in main for p in scored))
+
+
+@pytest.mark.real_data
+def test_the_qmsum_note_names_pmi_s_most_frequent_first_candidate():
+    """The declared note's example is the candidate pmi ranks first most often, with its count."""
+    import collections
+    import tomllib
+
+    import numpy as np
+    from sourcesum.configs import Configuration
+    from sourcesum.store import read_entry
+
+    split = load_split("qmsum_test")
+    key = Configuration.of("pmi", {"dtype": "float32"}).entry_key(split.name, split.sha256)
+    entry = read_entry(paths.COMMITTED_SCORES_DIR / "pmi" / f"qmsum_test.{key}.json")
+    first = collections.Counter()
+    for pair in split:
+        scores = np.array(entry.scores[pair.id])
+        for text in {pair.sentences[i] for i in np.flatnonzero(scores == scores.max())}:
+            first[text] += 1
+    (text, count), (_, runner_up) = first.most_common(2)
+    assert count > runner_up
+    declared = tomllib.loads(paths.DECLARATION_PATH.read_text())
+    note = next(t["note"] for t in declared["tasks"] if t["dataset"] == "qmsum")
+    assert f'"{text}", the most frequent, is ranked first in {count} of the {len(split)} pairs' in note

@@ -16,7 +16,9 @@ them together), and no test. No human-agreement table and no tie report are comp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 from sourcesum import stats
 from sourcesum.board.model import Leaderboard, Row
 from sourcesum.data import Dataset, Split
@@ -112,3 +114,92 @@ def _base(board: Leaderboard, against: str, split: str | None, measure: Measure)
 
 def _complete(row: Row, board: Leaderboard, split: str | None) -> bool:
     return all(s.name in row.evaluations for s in board.splits) if split is None else split in row.evaluations
+
+
+@dataclass(frozen=True)
+class SharedDocuments:
+    """How many of a held-out split's documents (and pairs) also appear in the main pairs of
+    its corpus, for other summaries."""
+
+    title: str
+    documents: int
+    shared_documents: int
+    pairs: int
+    shared_pairs: int
+
+
+@dataclass(frozen=True)
+class SameCorpusGap:
+    """A same-corpus row minus its cross-corpus twin (same ranker and parameters but the
+    protocol), mean per-pair difference of ``measure`` over the held-out pairs whose document
+    is shared with main pairs, and over the others."""
+
+    name: str
+    measure: str
+    shared: float
+    shared_pairs: int
+    new: float
+    new_pairs: int
+
+
+def main_documents(split: Split) -> set[str]:
+    """The documents of the board splits of ``split``'s corpus."""
+    from sourcesum.data import dataset, load_split
+
+    ds = dataset(split.dataset)
+    corpus = ds.split_spec(split.name).corpus
+    return {
+        p.document_key
+        for name in ds.board_splits()
+        if ds.split_spec(name).corpus == corpus
+        for p in load_split(name)
+    }
+
+
+def shared_documents(board: Leaderboard) -> tuple[SharedDocuments, ...]:
+    """:class:`SharedDocuments` of each held-out split that shares any document."""
+    out = []
+    for split in board.splits:
+        main = main_documents(split)
+        documents = {p.document_key for p in split}
+        shared = documents & main
+        if shared:
+            pairs = sum(p.document_key in main for p in split)
+            out.append(SharedDocuments(split.title, len(documents), len(shared), len(split), pairs))
+    return tuple(out)
+
+
+def same_corpus_gaps(board: Leaderboard) -> tuple[SameCorpusGap, ...]:
+    """:class:`SameCorpusGap` of each same-corpus row with a cross-corpus twin, over the pairs of
+    every held-out split that shares documents (the board's first measure)."""
+    measure = board.measures[0]
+    splits = [s for s in board.splits if main_documents(s) & {p.document_key for p in s}]
+    out = []
+    for row in board.rows:
+        if row.params.get("protocol") != "same-corpus":
+            continue
+        twin_params = {**row.params, "protocol": "cross-corpus"}
+        twins = [r for r in board.rows if r.ranker == row.ranker and r.params == twin_params]
+        if not twins or not splits:
+            continue
+        shared: list[float] = []
+        new: list[float] = []
+        for split in splits:
+            main = main_documents(split)
+            diff = row.evaluations[split.name].values(measure) - twins[0].evaluations[split.name].values(
+                measure
+            )
+            for pair, value in zip(split, diff, strict=True):
+                if np.isfinite(value):
+                    (shared if pair.document_key in main else new).append(float(value))
+        out.append(
+            SameCorpusGap(
+                row.name or row.label,
+                measure.display_name,
+                float(np.mean(shared)) if shared else float("nan"),
+                len(shared),
+                float(np.mean(new)) if new else float("nan"),
+                len(new),
+            )
+        )
+    return tuple(out)

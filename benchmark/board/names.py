@@ -31,6 +31,8 @@ def check_name(name: object, where: str) -> str:
         raise SourceSumError(f"{where}: name {name!r} has {len(name)} characters; at most {MAX_NAME}")
     if not name.isprintable():
         raise SourceSumError(f"{where}: name {name!r} holds control characters")
+    if "`" in name:
+        raise SourceSumError(f"{where}: name {name!r} holds a backtick (names are quoted in backticks)")
     return name
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from sourcesum.board.view import BoardView
 from sourcesum.human import HUMAN_LABEL
 from sourcesum.significance import BATCH_FLIPS, LEVEL, LOOK_LEVEL, LOOKS, MAX_FLIPS
@@ -52,8 +53,9 @@ LEAD_TABLE_TEXT = (
 )
 
 ROWS_TEXT = (
-    "Every row's display name, ranker, version, full parameters (its label), entry keys per split "
-    "and the library versions its entries were computed with. A key is 12 hex digits of sha256 over "
+    "Every row of every board (this dataset's, each task's and the held-out test's): its display "
+    "name, ranker, version, full parameters (its label), entry keys per split and the library "
+    "versions its entries were computed with. A key is 12 hex digits of sha256 over "
     "(ranker, version, parameters, data sha256); the scores live in the score store as "
     "`<ranker>/<split>.<key>.json`. To cite a row, report its name, ranker and version, and for a "
     "plugin its package and version (in the libraries column)."
@@ -158,7 +160,9 @@ def heldout_intro(view: BoardView, quote: str = "`") -> str:
         f"{q}protocol=cross-corpus{q} rows are the board's own configurations (fitted on the other "
         f"corpus's main splits), {q}protocol=same-corpus{q} rows the same recipes fitted on the main "
         "splits of the scored pairs' corpus (they stand in for the kfold rows, which have no "
-        "held-out counterpart). The paper published no outputs for these pairs, so no published "
+        "held-out counterpart). "
+        + shared_documents_text(view, quote)
+        + "The paper published no outputs for these pairs, so no published "
         "system can be compared. Statistics as on the board; bold, † and ? compare every row with "
         "the column's best. The two tables below give each row's mean difference to "
         f"{q}lead{q} and to the column's best zero-shot row (trained on no label) with its 95% "
@@ -194,3 +198,30 @@ def zero_shot_best_text(view: BoardView, name: Callable[[str], str] = str) -> st
         if label:
             by_row.setdefault(label, []).append(column.header)
     return "; ".join(f"{name(label)} ({', '.join(headers)})" for label, headers in by_row.items())
+
+
+def shared_documents_text(view: BoardView, quote: str = "`") -> str:
+    """What the held-out splits share with the main ones, counted, and the measured gap of the
+    same-corpus rows on shared against new documents (empty when nothing is shared)."""
+    assert view.heldout is not None
+    shared = view.heldout.shared_documents
+    if not shared:
+        return ""
+    counts = "; ".join(
+        f"{s.title}: {s.shared_documents} of {s.documents} documents ({s.shared_pairs} of {s.pairs} pairs)"
+        for s in shared
+    )
+    text = (
+        f"Not every held-out pair is of a new document; these also appear in main pairs, for other "
+        f"summaries: {counts}. Zero-shot rows read no vote; cross-corpus rows are fitted on the other "
+        "corpus; same-corpus rows are fitted without the pairs of any document of the scored split. "
+    )
+    gaps = [g for g in view.heldout.same_corpus_gaps if np.isfinite(g.shared) and np.isfinite(g.new)]
+    if gaps:
+        text += (
+            f"Same-corpus minus cross-corpus {gaps[0].measure} on those splits, pairs of shared "
+            f"documents against pairs of new ones ({gaps[0].shared_pairs} and {gaps[0].new_pairs} pairs): "
+            + "; ".join(f"{quote}{g.name}{quote} {g.shared:+.3f} vs {g.new:+.3f}" for g in gaps)
+            + ". "
+        )
+    return text

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sourcesum.board.collect import environment_notes
+from sourcesum.board.heldout import SameCorpusGap, SharedDocuments, same_corpus_gaps, shared_documents
 from sourcesum.board.model import LEADERBOARD_MEASURES, HeldOutProgress, Leaderboard, Row
 from sourcesum.data import Dataset
 from sourcesum.human import HUMAN_LABEL
@@ -146,6 +147,10 @@ class HeldOutView:
     """Per column of ``board``, the label of its best zero-shot row."""
     against_lead: tuple[DifferenceRow, ...]
     against_zero_shot: tuple[DifferenceRow, ...]
+    shared_documents: tuple[SharedDocuments, ...] = ()
+    """Held-out splits whose documents also appear in main pairs (for other summaries)."""
+    same_corpus_gaps: tuple[SameCorpusGap, ...] = ()
+    """Same-corpus rows minus their cross-corpus twins on shared and on new documents."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,9 @@ class TransferView:
     policy_notes: tuple[tuple[str, str], ...] = ()
     """One sentence per method whose rows differ between boards in an unscorable-policy
     parameter (:func:`same_method`): which value runs where, and why the rows still match."""
+    left_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Every zero-shot row of some board that the summary leaves out, grouped by why: ``(reason,
+    names)``, e.g. ``("not on WiCE and QMSum evidence", (...))``."""
 
 
 @dataclass
@@ -688,8 +696,38 @@ def transfer_view(board: Leaderboard) -> TransferView | None:
         if len({r.label for r in matched[label]}) > 1
     )
     return TransferView(
-        tuple(b.dataset.title for b in boards), measure.display_name, rows, tuple(correlations), notes
+        tuple(b.dataset.title for b in boards),
+        measure.display_name,
+        rows,
+        tuple(correlations),
+        notes,
+        _left_out(boards, [r for rows_ in matched.values() for r in rows_]),
     )
+
+
+def _left_out(boards: Sequence[Leaderboard], summarized: Sequence[Row]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """:attr:`TransferView.left_out`: each zero-shot row of any board not in the summary (once per
+    name), grouped by why: the boards it has no counterpart on, where there is none or only
+    other configurations of its ranker."""
+    kept = {id(r) for r in summarized}
+    seen: set[str] = set()
+    by_reason: dict[str, list[str]] = {}
+    for board in boards:
+        for row in board.zero_shot_rows:
+            name = row.name or row.label
+            if id(row) in kept or name in seen:
+                continue
+            seen.add(name)
+            missing: dict[str, list[str]] = {}
+            for other in boards:
+                if other is not board and _counterpart(row, other) is None:
+                    kin = any(t.ranker == row.ranker for t in other.zero_shot_rows)
+                    missing.setdefault("another configuration on" if kin else "not on", []).append(
+                        other.dataset.title
+                    )
+            reason = "; ".join(f"{what} {' and '.join(titles)}" for what, titles in missing.items())
+            by_reason.setdefault(reason or "matched ambiguously", []).append(name)
+    return tuple((reason, tuple(names)) for reason, names in by_reason.items())
 
 
 def heldout_view(board: Leaderboard) -> HeldOutView:
@@ -704,6 +742,8 @@ def heldout_view(board: Leaderboard) -> HeldOutView:
         ),
         against_lead=_difference_rows(board, "lead"),
         against_zero_shot=_difference_rows(board, "zero-shot"),
+        shared_documents=shared_documents(board),
+        same_corpus_gaps=same_corpus_gaps(board),
     )
 
 

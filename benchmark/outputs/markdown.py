@@ -182,10 +182,12 @@ def render_markdown(view: BoardView, plot: str = PLOT_NAME) -> str:
     }
     for task in view.tasks:
         tables[f"task:{task.name}"] = table(task.board, task.board.ordered)
+        tables[f"rows:{task.name}"] = rows_table(task.board)
     if view.transfer is not None:
         tables["transfer"] = transfer_table(view)
     if view.heldout is not None:
         tables["heldout"] = table(view.heldout.board, view.heldout.board.ordered)
+        tables["rows:heldout"] = rows_table(view.heldout.board)
         tables["heldout_lead"] = difference_table(view.heldout.board, view.heldout.against_lead)
         tables["heldout_zero_shot"] = difference_table(view.heldout.board, view.heldout.against_zero_shot)
     source = next(iter(view.dataset.sources().values()))

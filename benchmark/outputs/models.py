@@ -6,18 +6,23 @@ from typing import Any
 
 
 def format_model(model: dict[str, Any]) -> str:
-    """One fitted model: training data, hyper-parameters, inner CV, weights by size."""
-    names = ["C", "l1_ratio"] if model["model"] == "logistic" else ["trees"]
+    """One fitted model: training data, hyper-parameters, their search (an inner CV, or a grid
+    scored on the training pairs), weights by size."""
+    default = ["C", "l1_ratio"] if model["model"] == "logistic" else ["trees"]
+    names = model.get("hyper_names", default)
+    search = "grid on the training pairs" if model["model"] == "grid" else "inner CV"
     lines = [
         f"  {model['model']} fitted on {' + '.join(model['trained_on'])} ({model['pairs']} pairs), "
         + ", ".join(f"{n} = {model[n]:g}" for n in names)
-        + (" (chosen by inner CV)" if model["cv"] else " (fixed)")
+        + (f" (chosen by {search})" if model["cv"] else " (fixed)")
     ]
     for row in model["cv"]:
         mark = "  <- chosen" if row.get("selected") else ""
         tried = ", ".join(f"{n}={row[n]:g}" for n in names if n in row)
-        lines.append(f"    inner CV {tried}: nDCG {row['ndcg']:.4f}  AP {row['ap']:.4f}{mark}")
-    what = "weight (standardised feature)" if model["model"] == "logistic" else "share of split gain"
+        lines.append(f"    {search} {tried}: nDCG {row['ndcg']:.4f}  AP {row['ap']:.4f}{mark}")
+    what = {"logistic": "weight (standardised feature)", "grid": "weight"}.get(
+        model["model"], "share of split gain"
+    )
     lines.append(f"    {what}:")
     for feature, weight in sorted(model["weights"].items(), key=lambda kv: -abs(kv[1])):
         lines.append(f"      {weight:+.4f}  {feature}")

@@ -247,6 +247,7 @@ def index_context(view: BoardView) -> dict[str, Any]:
             "rows": [{"label": name, "ranks": list(ranks)} for name, ranks in view.transfer.rows],
             "correlations": [f"{a} vs {b} {rho:.2f}" for a, b, rho in view.transfer.correlations],
             "policy_notes": list(view.transfer.policy_notes),
+            "left_out": list(view.transfer.left_out),
         },
         "inputs_sha256": view.inputs_sha256,
         "human": _human(view),
