@@ -403,9 +403,8 @@ def test_two_concurrent_migrations_convert_each_entry_once(tmp_path):
 # -- the board tells the whole truth ----------------------------------------------------------
 def test_same_corpus_trains_on_no_pair_of_a_document_the_scored_split_holds():
     from sourcesum.configs import Configuration
-    from sourcesum.protocols import protocol
-
     from sourcesum.errors import RankerError
+    from sourcesum.protocols import protocol
 
     spec = Configuration.of("overlap_prior", {"protocol": "same-corpus"}).protocol
     everything = load_split("synth_alpha_sys_all")  # outside the board: every main document, and more
