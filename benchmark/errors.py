@@ -40,4 +40,4 @@ class ParameterError(SourceSumError):
 class LabelAccessError(RankerError):
     """A ranker read a label (votes, relevance) from its pair inputs: rankers see inputs only.
     The runner re-raises it naming the ranker; rankers that read labels declare a training
-    protocol instead (see :mod:`sourcesum.protocols`)."""
+    protocol instead (see :mod:`sourcesum.runner.protocols`)."""

@@ -50,7 +50,7 @@ def cache_dir() -> Path:
 
 
 def config_dir() -> Path:
-    """The user's settings (the memo key, :mod:`sourcesum.memo`): ``$SOURCESUM_CONFIG_DIR``, else
+    """The user's settings (the memo key, :mod:`sourcesum.util.memo`): ``$SOURCESUM_CONFIG_DIR``, else
     ``$XDG_CONFIG_HOME/sourcesum`` (``~/.config/sourcesum``)."""
     value = os.environ.get("SOURCESUM_CONFIG_DIR")
     if value:

@@ -147,7 +147,7 @@ class Ranker:
     @classmethod
     def training_protocol(cls, params: Mapping[str, Any]) -> ProtocolSpec | None:
         """The protocol under which this configuration may read labels (default: None, it
-        never does). See :mod:`sourcesum.protocols`."""
+        never does). See :mod:`sourcesum.runner.protocols`."""
         return None
 
     @classmethod

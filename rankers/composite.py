@@ -13,7 +13,7 @@ that has seen the votes is ever a base.
 runner computes or reads every base's entries under the base's own key and calls
 :meth:`CompositeRanker.use_bases` before scoring, so a composite never touches a store. The
 entry key of a composite follows its bases: the harness's key version
-(:class:`sourcesum.configs.Configuration`) appends to ``version`` a digest of every base's
+(:class:`sourcesum.runner.configs.Configuration`) appends to ``version`` a digest of every base's
 name and key version (and, for a trained ranker, of its training data).
 
 **Normalisations** of one base's scores ``s_1..s_n`` on one pair (as in ranx's ``zmuv``,
@@ -166,7 +166,7 @@ class CompositeRanker(Ranker):
         if self._base_scores is None:
             raise RankerError(
                 f"ranker {self.name} is built from its bases' scores, which the runner hands in "
-                "(sourcesum.runner.run_splits, or `sourcesum run`); it was called without them"
+                "(sourcesum.runner.run.run_splits, or `sourcesum run`); it was called without them"
             )
         try:
             return self._base_scores.for_pair(pair)

@@ -6,7 +6,7 @@ loader); they declare what they need and the runner computes it first:
 * a ranker built from other rankers' scores declares :meth:`Ranker.base_configurations`; the
   runner computes (or reads) every base's entries and calls ``use_bases(BaseScores)``;
 * a ranker that learns from labels declares :meth:`Ranker.training_protocol` (a
-  :class:`ProtocolSpec`); the runner applies the protocol (:mod:`sourcesum.protocols`): for
+  :class:`ProtocolSpec`); the runner applies the protocol (:mod:`sourcesum.runner.protocols`): for
   each group of pairs to score it builds the :class:`TrainingData` the protocol allows, calls
   ``train(data)``, then scores that group. No other path gives a ranker a label.
 """

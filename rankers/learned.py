@@ -30,7 +30,7 @@ folds (ties: the earlier in grid order, smaller ``C`` and L1 first); the model i
 on all training pairs with it.
 
 **Protocols** (named in the row label) are applied by the harness, which alone hands out
-labels (:mod:`sourcesum.protocols`); the ranker only fits what it is given (:meth:`train`):
+labels (:mod:`sourcesum.runner.protocols`); the ranker only fits what it is given (:meth:`train`):
 
 - ``cross-corpus`` (default): a pair of one corpus (XSum or CNN/DM) is scored by a model fitted
   on the board splits of the *other* corpus: no pair, document or vote of the evaluated corpus
@@ -55,18 +55,18 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+from sourcesum.data.folds import document_folds
 from sourcesum.data.pairs import Pair
 from sourcesum.errors import ParameterError, RankerError
-from sourcesum.evaluation import evaluate
-from sourcesum.folds import document_folds
-from sourcesum.hashing import sha256_hex
-from sourcesum.measures import AP, NDCG
-from sourcesum.metrics import pad
+from sourcesum.evaluation.evaluate import evaluate
+from sourcesum.evaluation.measures import AP, NDCG
+from sourcesum.evaluation.metrics import pad
+from sourcesum.evaluation.qrels import Qrels
 from sourcesum.params import Param
-from sourcesum.qrels import Qrels
 from sourcesum.rankers.base import register
 from sourcesum.rankers.composite import NORMALIZATIONS, BaseRankers, CompositeRanker, normalize
 from sourcesum.rankers.context import ProtocolSpec, TrainingData
+from sourcesum.util.hashing import sha256_hex
 
 PROTOCOLS = ("cross-corpus", "kfold", "same-corpus", "in-domain", "from-sourcesum")
 MODELS = ("logistic", "lambdamart")

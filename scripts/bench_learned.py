@@ -25,10 +25,11 @@ from pathlib import Path
 import numpy as np
 from sourcesum import paths
 from sourcesum.board import read_declaration
-from sourcesum.configs import Configuration
 from sourcesum.data import dataset, load_split
-from sourcesum.runner import run_ranker
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_ranker
+from sourcesum.store.entry import ScoreEntry
+from sourcesum.store.stores import ScoreStore, StoreStack
 
 BUDGET_S = 30.0
 COMPOSITES = ("learned", "fusion")

@@ -8,7 +8,7 @@ ranker's report (fallbacks, tokens).
 
 Each positional argument is one configuration (JSON parameters of ``llm_judge``); the pairs are
 evenly spaced over the split. The model is loaded before timing. The paper's published
-text-davinci-003 scores come from :func:`sourcesum.published.load_published`.
+text-davinci-003 scores come from :func:`sourcesum.store.published.load_published`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import json
 import time
 
 from sourcesum.data import Split, load_split
-from sourcesum.evaluation import evaluate_split
-from sourcesum.published import load_published
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.ties import tie_shares
 from sourcesum.rankers import create_ranker
-from sourcesum.ties import tie_shares
+from sourcesum.store.published import load_published
 
 
 def quality(sample: Split, scores: dict[str, list[float]], system: str) -> dict[str, float]:

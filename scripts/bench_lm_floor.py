@@ -44,8 +44,9 @@ import torch
 from sourcesum.data import Pair, dataset, load_split
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
+from sourcesum.rankers.lm.loading import load_lm
 from sourcesum.rankers.lm.matmul import MATMUL_PATHS, cpu_vendor, favoured_path
-from sourcesum.rankers.lm.models import DEFAULT_LM, load_lm
+from sourcesum.rankers.lm.weights import DEFAULT_LM
 
 RANKERS = ("perplexity_gain", "pmi", "attention", "attribution")
 """The rankers whose matmul work is counted."""

@@ -49,14 +49,21 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 from sourcesum import paths
-from sourcesum.board import Declaration, DeclaredRow, Leaderboard, collect_declared, read_declaration
-from sourcesum.board.view import cell_mark
-from sourcesum.configs import Configuration
+from sourcesum.board import (
+    Declaration,
+    DeclaredRow,
+    Leaderboard,
+    board_statistics,
+    collect_declared,
+    read_declaration,
+)
+from sourcesum.board.view.cells import cell_mark
 from sourcesum.data import Split, dataset, load_split, split_spec
 from sourcesum.rankers import create_ranker
-from sourcesum.runner import Selection, run_splits
-from sourcesum.stats import ALPHA
-from sourcesum.store import ScoreStore, StoreStack
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_splits
+from sourcesum.runner.selection import Selection
+from sourcesum.store.stores import ScoreStore, StoreStack
 
 LM_RANKERS = ("perplexity_gain", "pmi", "attention")
 NDCG_TOLERANCE, MAP_TOLERANCE = 0.003, 0.005
@@ -199,16 +206,18 @@ def substituted(declared: Declaration, names, dtype: str) -> tuple[Declaration, 
 
 def marks(board: Leaderboard) -> dict[tuple[int, str | None, str], str]:
     """Every cell's mark (best / tied / ''), plus significance against lead, by row position."""
+    stats = board_statistics(board)
     ranked = board.rows  # published rows too: the best of a column may be one
     columns = [s.name for s in board.splits] + [None]
     out = {}
     for i, row in enumerate(ranked):
         for measure in board.measures:
             for split in columns:
-                mark = cell_mark(board, row, split, measure)
-                if board.lead is not None and split is not None and (split, measure) in row.p_vs_lead:
+                mark = cell_mark(board, stats, row, split, measure)
+                tested = stats.of(row).vs_lead.get((split, measure)) if split is not None else None
+                if board.lead is not None and split is not None and tested is not None:
                     better = row.mean(split, measure) > board.lead.mean(split, measure)
-                    if row.p_vs_lead[(split, measure)] < ALPHA:
+                    if tested.decision == "significant":
                         mark += "+lead" if better else "-lead"
                 out[(i, split, measure.name)] = mark
     return out

@@ -21,8 +21,8 @@ import time
 import numpy as np
 from sklearn.metrics import average_precision_score, ndcg_score
 from sourcesum.data import dataset, load_split
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import AP, NDCG
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
 
 
 def sklearn_loop(splits, scores):

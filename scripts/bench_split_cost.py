@@ -20,8 +20,8 @@ from pathlib import Path
 
 from sourcesum.data import load_split
 from sourcesum.rankers import create_ranker
-from sourcesum.runner import run_ranker
-from sourcesum.store import ScoreStore
+from sourcesum.runner.run import run_ranker
+from sourcesum.store.stores import ScoreStore
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """A declared ranker row against the best published system of each of the 8 cells (4 splits x
 nDCG / MAP): the paired tests of `sourcesum compare` (document-level sign-flip randomization
 test, paired bootstrap CI of the difference, 10,000 resamples, seed 0), then the decision rule
-of ``sourcesum.significance`` with Holm over the 8 cells. Prints the row's label, then per cell
+of ``sourcesum.stats.significance`` with Holm over the 8 cells. Prints the row's label, then per cell
 the split, the measure, the row's mean [95% CI], the best published system, its mean [95% CI],
 the difference [95% CI], the raw p-value with its Monte Carlo standard error and the number of
 sign patterns drawn, the Holm-adjusted p with its interval (the decision rule's), and the decision (as a
@@ -21,15 +21,15 @@ from __future__ import annotations
 import argparse
 
 from sourcesum import paths
-from sourcesum.board import LEADERBOARD_MEASURES, collect_declared, read_declaration
+from sourcesum.board import LEADERBOARD_MEASURES, board_statistics, collect_declared, read_declaration
 from sourcesum.board.compare import compare_rows
 from sourcesum.board.statistics import resampling_clusters, row_identity, tested_family
-from sourcesum.configs import Configuration
 from sourcesum.data import dataset, load_split
 from sourcesum.outputs.comparisons import p_text
-from sourcesum.significance import cluster_contributions
-from sourcesum.statscache import StatsCache
-from sourcesum.store import ScoreStore
+from sourcesum.runner.configs import Configuration
+from sourcesum.stats.cache import StatsCache
+from sourcesum.stats.significance import cluster_contributions
+from sourcesum.store.stores import ScoreStore
 
 
 def main() -> None:
@@ -50,6 +50,7 @@ def main() -> None:
         )
         row = board.row(Configuration.of(frozen.ranker, frozen.params).label)
     cache = StatsCache.default()
+    board_stats = board_statistics(board, cache=cache)
     cells = []
     for split in dataset(declared.dataset).board_splits():
         groups = resampling_clusters(load_split(split))
@@ -74,8 +75,8 @@ def main() -> None:
         )
         print("|---|---|---:|---|---:|---:|---:|---:|---:|---|")
     for (split, measure, best, c, _), marked in zip(cells, family, strict=True):
-        low, high = row.ci[(split, measure)]
-        blow, bhigh = best.ci[(split, measure)]
+        low, high = board_stats.of(row).ci[(split, measure)]
+        blow, bhigh = board_stats.of(best).ci[(split, measure)]
         hlow, hhigh = marked.adjusted
         values = [
             split,

@@ -22,7 +22,7 @@ it lands).
   evaluation-split results; two of them are declared board rows.
 
 Usage: ``python scripts/select_learned.py [-o docs/learned-selection.md]`` (about 10 minutes on 2
-CPU cores; LambdaMART dominates). Everything runs through the runner (``sourcesum.runner``: it
+CPU cores; LambdaMART dominates). Everything runs through the runner (``sourcesum.runner.run``: it
 reads the bases' entries, applies each configuration's training protocol and scores), over a copy
 of the committed base-ranker entries (the committed learned and fusion entries left out, so every
 configuration is fitted here and its seconds are its fitting and scoring).
@@ -39,13 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from sourcesum import paths
-from sourcesum.configs import Configuration
 from sourcesum.data import load_split
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import AP, NDCG
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
 from sourcesum.rankers import create_ranker
-from sourcesum.runner import explain, run_splits
-from sourcesum.store import ScoreStore, StoreStack
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.explain import explain
+from sourcesum.runner.run import run_splits
+from sourcesum.store.stores import ScoreStore, StoreStack
 
 FROZEN_BASES = "attention,bertscore,bm25,embedding,lead,perplexity_gain,pmi,rouge1,rouge2,rougeL,tfidf"
 ISSUE_BASES = "bertscore,bm25,embedding,perplexity_gain"

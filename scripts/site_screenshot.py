@@ -7,7 +7,7 @@ screenshots went.
     python scripts/site_screenshot.py [--site DIR] [--docs docs] [--loads 5]
 
 Writes ``docs/site.png`` (the leaderboard) and ``docs/site-explorer.png`` (a pair in the
-CNN/DM-PEGASUS explorer); the sizes and first-render times (see ``sourcesum.browser``) are the
+CNN/DM-PEGASUS explorer); the sizes and first-render times (see ``tests/support/browser.py``) are the
 numbers the README quotes. Needs chromium and chromium-driver (``.ci/run`` installs them).
 """
 
@@ -20,10 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from sourcesum.browser import first_render_ms, headless_chromium, horizontal_overflow, set_viewport
 from sourcesum.cli import main as cli
 from sourcesum.outputs.site import INDEX_FILE, PLOT_FILE, explorer_file
 from sourcesum.paths import PROJECT_ROOT
+
+sys.path.insert(0, str(PROJECT_ROOT / "tests"))  # the headless Chromium driver the site's tests use
+from support.browser import first_render_ms, headless_chromium, horizontal_overflow, set_viewport  # noqa: E402
 
 
 def measure(driver, page: Path, loads: int) -> list[float]:

@@ -24,7 +24,7 @@ if str(SYNTHETIC) not in sys.path:
 import synthetic_datasets  # noqa: E402,F401  (registers synthnews and synthclaims)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# The memo key (sourcesum.memo) of the tests' own, never the user's ~/.config/sourcesum; the same
+# The memo key (sourcesum.util.memo) of the tests' own, never the user's ~/.config/sourcesum; the same
 # folder in every session, so records kept by an earlier session stay usable.
 os.environ.setdefault(
     "SOURCESUM_CONFIG_DIR", str(Path(tempfile.gettempdir()) / f"sourcesum-tests-{os.getuid()}" / "config")
@@ -68,7 +68,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(autouse=True)
 def fresh_memo_notes() -> None:
     """Each test sees the memo's one-per-command notes afresh."""
-    from sourcesum import memo
+    from sourcesum.util import memo
 
     memo.reset_notes()
 

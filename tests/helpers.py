@@ -154,7 +154,7 @@ def tiny_gpt2(tokenizer, dtype=None, seed: int = 0):
 def write_f32_gguf(path: Path) -> Path:
     """Write the offline default model (SmolLM2-135M-Instruct) as an all-F32 GGUF at ``path``:
     the very float32 weights the local engine reads (its verified dequantized safetensors copy,
-    :func:`sourcesum.rankers.lm.models.dequantized_copy`), under the shipped Q4 file's metadata and
+    :func:`sourcesum.rankers.lm.weights.dequantized_copy`), under the shipped Q4 file's metadata and
     tokenizer, written with the ``gguf`` package's writer. Tensors are renamed to llama.cpp's names
     and the query/key projections permuted back to llama.cpp's rotary layout (the inverse of what
     transformers does on loading a GGUF). Each tensor is checked bit for bit against the Q4 file's
@@ -164,9 +164,9 @@ def write_f32_gguf(path: Path) -> Path:
     import gguf
     import numpy as np
     from safetensors.numpy import load_file
-    from sourcesum.rankers.lm.models import DEFAULT_LM, WEIGHTS, _gguf_location, dequantized_copy
+    from sourcesum.rankers.lm.weights import DEFAULT_LM, WEIGHTS, dequantized_copy, gguf_location
 
-    folder, filename = _gguf_location(DEFAULT_LM)
+    folder, filename = gguf_location(DEFAULT_LM)
     reader = gguf.GGUFReader(folder / filename)
     source = dequantized_copy(DEFAULT_LM)
     config = json.loads((source / "config.json").read_text())

@@ -13,18 +13,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sourcesum.board import build_view, collect
-from sourcesum.board.pairs import explorer_data
+from sourcesum.board import collect, view_of
+from sourcesum.board.explorer import explorer_data
 from sourcesum.cli import main
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import NDCG, Family, Measure, parse_measure, register_measure, unregister_measure
-from sourcesum.metrics import Ranking
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import (
+    NDCG,
+    Family,
+    Measure,
+    parse_measure,
+    register_measure,
+    unregister_measure,
+)
+from sourcesum.evaluation.metrics import Ranking
 from sourcesum.outputs.latex import render_latex
 from sourcesum.outputs.markdown import render_markdown
 from sourcesum.outputs.plot import plot_inputs
 from sourcesum.outputs.tables import render_csv, render_json
 from sourcesum.paths import PROJECT_ROOT
-from sourcesum.store import ScoreStore
+from sourcesum.store.stores import ScoreStore
 
 SYNTHETIC = Path(__file__).resolve().parent / "fixtures" / "synthetic"
 
@@ -180,7 +187,7 @@ def test_a_new_measure_is_one_registration_and_every_output_names_it(
         split, board.row("bm25").entries[split.name].scores, "bm25", [parse_measure("P@1")]
     )
     assert evaluation.values(top_measure).tolist() == p_at_1.values(parse_measure("P@1")).tolist()
-    view = build_view(board)
+    view = view_of(board)
     markdown = render_markdown(view)
     assert "| Alpha-Sys Top-1 |" in markdown.replace("Alpha-Sys NDCG | ", "")
     assert "| Avg Top-1 |" in markdown and "Top-1 expected (default)" in markdown
@@ -203,35 +210,35 @@ def test_a_new_measure_is_one_registration_and_every_output_names_it(
 FORBIDDEN = {
     # package folder -> sourcesum modules its files must not import
     "rankers": (
-        "sourcesum.runner",
-        "sourcesum.store",
+        "sourcesum.runner.run",
+        "sourcesum.store.stores",
         "sourcesum.board",
         "sourcesum.outputs",
         "sourcesum.cli",
-        "sourcesum.protocols",
-        "sourcesum.configs",
-        "sourcesum.merge",
-        "sourcesum.published",
+        "sourcesum.runner.protocols",
+        "sourcesum.runner.configs",
+        "sourcesum.store.merge",
+        "sourcesum.store.published",
     ),
     "benchmark/data": (
-        "sourcesum.qrels",
-        "sourcesum.measures",
-        "sourcesum.evaluation",
-        "sourcesum.stats",
-        "sourcesum.store",
-        "sourcesum.runner",
+        "sourcesum.evaluation.qrels",
+        "sourcesum.evaluation.measures",
+        "sourcesum.evaluation.evaluate",
+        "sourcesum.stats.bootstrap",
+        "sourcesum.store.stores",
+        "sourcesum.runner.run",
         "sourcesum.board",
         "sourcesum.outputs",
         "sourcesum.cli",
         "sourcesum.rankers",
     ),
-    "benchmark/board": ("sourcesum.outputs", "sourcesum.cli", "sourcesum.runner"),
+    "benchmark/board": ("sourcesum.outputs", "sourcesum.cli", "sourcesum.runner.run"),
     "benchmark/outputs": (
         "sourcesum.cli",
-        "sourcesum.runner",
-        "sourcesum.store",
-        "sourcesum.configs",
-        "sourcesum.protocols",
+        "sourcesum.runner.run",
+        "sourcesum.store.stores",
+        "sourcesum.runner.configs",
+        "sourcesum.runner.protocols",
         "sourcesum.data.sources",
     ),
 }

@@ -6,13 +6,14 @@ and resumed runs rely on)."""
 from __future__ import annotations
 
 import pytest
-from sourcesum.configs import Configuration
 from sourcesum.data import load_split
-from sourcesum.protocols import protocol
 from sourcesum.rankers import RANKERS, create_ranker
 from sourcesum.rankers.context import BaseScores
-from sourcesum.runner import base_scores, training_data
-from sourcesum.store import ScoreStore
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.protocols import protocol
+from sourcesum.runner.provide import training_data
+from sourcesum.runner.run import base_scores
+from sourcesum.store.stores import ScoreStore
 
 SPLITS = ("synth_alpha_sys", "synth_alpha_ref", "synth_beta_sys", "synth_beta_ref", "synth_alpha_sys_all")
 CHEAP = ["lead", "random", "bm25", "rouge1", "rouge2", "rougeL", "tfidf", "lexrank"]

@@ -13,9 +13,9 @@ from helpers import make_pair, tiny_llama, tiny_tokenizer
 from sourcesum.data import load_split
 from sourcesum.paths import PROJECT_ROOT
 from sourcesum.rankers import create_ranker
-from sourcesum.rankers.lm.models import register_loaded
-from sourcesum.runner import run_splits
-from sourcesum.store import ScoreStore
+from sourcesum.rankers.lm.loading import register_loaded
+from sourcesum.runner.run import run_splits
+from sourcesum.store.stores import ScoreStore
 
 SENTENCES = [
     "The council voted to build a bridge over the river.",

@@ -7,9 +7,9 @@ import re
 
 import pytest
 from sourcesum import paths
-from sourcesum.board import collect_declared, read_declaration
+from sourcesum.board import board_statistics, collect_declared, read_declaration
 from sourcesum.cli.boards import rows_text
-from sourcesum.store import ScoreStore
+from sourcesum.store.stores import ScoreStore
 
 pytestmark = pytest.mark.real_data
 
@@ -22,6 +22,11 @@ def board():
 
 
 @pytest.fixture(scope="module")
+def stats(board):
+    return board_statistics(board)
+
+
+@pytest.fixture(scope="module")
 def text() -> str:
     return (paths.PROJECT_ROOT / "leaderboard.md").read_text(encoding="utf-8")
 
@@ -30,7 +35,7 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def test_the_table_against_lead_counts_the_rows_compared(board, text):
+def test_the_table_against_lead_counts_the_rows_compared(board, stats, text):
     """Per column of the table against `lead`: one mark per competing row compared with `lead`
     there, ▲ exactly on the rows the board finds significantly better."""
     section = text.split("## Against `lead`", 1)[1].split("\n## ", 1)[0]
@@ -40,15 +45,15 @@ def test_the_table_against_lead_counts_the_rows_compared(board, text):
     assert header[1:] == [f"{s.title} {m.display_name}" for s, m in columns]
     for index, (split, measure) in enumerate(columns, start=1):
         marks = [row[index] for row in rows]
-        compared = [r for r in board.competing_rows if (split.name, measure) in r.vs_lead]
-        better = board.better_than_lead(split.name, measure)
+        compared = [r for r in board.competing_rows if (split.name, measure) in stats.of(r).vs_lead]
+        better = stats.against_lead(board, split.name, measure)
         assert sum(mark in ("▲", "▼", "=", "?") for mark in marks) == len(compared), header[index]
         assert marks.count("▲") == len(better), header[index]
         named = {row[0] for row in rows if row[index] == "▲"}
         assert named == {r.name for r in better}, header[index]
 
 
-def test_the_human_tables_counts_add_up(board, text):
+def test_the_human_tables_counts_add_up(board, stats, text):
     lines = text.splitlines()
     start = lines.index(next(x for x in lines if x.startswith("| Split | Pairs | Left out: 1 annotator")))
     header = _cells(lines[start])
@@ -66,10 +71,10 @@ def test_the_human_tables_counts_add_up(board, text):
             left_out, extra = re.search(r"(\d+) \+ (\d+)$", part).groups()
             assert int(left_out) == one + mixed and int(extra) >= 0
     counts = next(x for x in lines if x.startswith("| rows ▲ / = / ▼ the human |"))
-    measures = len(board.human.measures)
+    measures = len(stats.human.measures)
     for index, cell in enumerate(_cells(counts)[1:]):
         split = board.splits[index // measures]  # columns: every measure of a split, split by split
-        systems = [label for label in board.human.labels[1:] if (label, split.name) in board.human.per_pair]
+        systems = [label for label in stats.human.labels[1:] if (label, split.name) in stats.human.per_pair]
         numbers = [int(n) for n in re.findall(r"(\d+) [▲=▼?]", cell)]
         assert sum(numbers) == len(systems), cell
 

@@ -10,13 +10,13 @@ from sourcesum.board import build_view, collect
 from sourcesum.board import statistics as board_statistics
 from sourcesum.board.statistics import TIES_VERSION, cached_tie_report
 from sourcesum.data import dataset, load_split
-from sourcesum.measures import AP, NDCG, parse_measure
+from sourcesum.evaluation.measures import AP, NDCG, parse_measure
+from sourcesum.evaluation.ties import tie_report
 from sourcesum.outputs import plot
 from sourcesum.rankers import create_ranker
-from sourcesum.runner import run_splits
-from sourcesum.statscache import StatsCache
-from sourcesum.store import ScoreStore
-from sourcesum.ties import tie_report
+from sourcesum.runner.run import run_splits
+from sourcesum.stats.cache import StatsCache
+from sourcesum.store.stores import ScoreStore
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +35,7 @@ def store(tmp_path_factory):
 
 
 def board_of(store, **kwargs):
-    return collect(store, with_stats=False, published=False, dataset_name="synthnews", **kwargs)
+    return collect(store, published=False, dataset_name="synthnews", **kwargs)
 
 
 def test_tie_reports_are_memoised_by_their_exact_inputs(store, monkeypatch):
@@ -96,7 +96,7 @@ def test_the_x_axis_reaches_measures_below_the_default(store):
     assert plot.x_range(default) == (plot.X_MIN, 1.02)  # lead's and random's NDCG and MAP stay above 0.27
 
 
-# -- the memo of verified entries and evaluations (sourcesum.memo) ---------------------------
+# -- the memo of verified entries and evaluations (sourcesum.util.memo) ---------------------------
 
 
 def _only_entry(root):
@@ -133,7 +133,7 @@ def test_an_unchanged_entry_is_read_from_the_memo_and_a_changed_one_is_verified(
 
 def test_a_memoised_evaluation_equals_the_evaluation_and_follows_the_scores(store, monkeypatch):
     from sourcesum import evaluation
-    from sourcesum.store import scores_sha256
+    from sourcesum.store.entry import scores_sha256
 
     split = load_split("synth_alpha_sys")
     measures = [NDCG, AP, parse_measure("nDCG(gain=binary)")]
@@ -154,8 +154,8 @@ def test_a_memoised_evaluation_equals_the_evaluation_and_follows_the_scores(stor
 
 def test_memoised_human_agreement_equals_the_agreement(monkeypatch):
     from sourcesum.board import statistics as board_stats
-    from sourcesum.human import agreement_per_pair
-    from sourcesum.store import ScoreEntry
+    from sourcesum.evaluation.human import agreement_per_pair
+    from sourcesum.store.entry import ScoreEntry
 
     split = load_split("synth_alpha_sys")
     measures = board_stats.human_measures([NDCG, AP])

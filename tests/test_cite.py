@@ -14,7 +14,7 @@ import pytest
 from helpers import declaration
 from sourcesum import __version__
 from sourcesum.board import collect_declared, read_declaration
-from sourcesum.citation import (
+from sourcesum.board.citation import (
     SOFTWARE_AUTHOR,
     SOFTWARE_TITLE,
     Revision,
@@ -24,7 +24,7 @@ from sourcesum.citation import (
 from sourcesum.cli import main
 from sourcesum.data import dataset
 from sourcesum.paths import PROJECT_ROOT
-from sourcesum.store import ScoreStore
+from sourcesum.store.stores import ScoreStore
 
 BOARD = dataset("synthnews").board_splits()
 
@@ -149,7 +149,7 @@ def test_cite_a_complete_board_with_a_plugin_row(capsys, scores_dir, tmp_path):
     code, out, err = run_cli(capsys, *cite)
     assert code == 0 and err == ""
 
-    board = collect_declared(read_declaration(path), ScoreStore(scores_dir, writable=False), with_stats=False)
+    board = collect_declared(read_declaration(path), ScoreStore(scores_dir, writable=False))
     assert len(board.inputs_sha256) == 64
     revision = harness_revision()
     assert out.startswith("% SynthNews, the dataset of this board: cite its paper\n")

@@ -22,8 +22,8 @@ from sourcesum import paths, stats
 from sourcesum.board.statistics import resampling_clusters
 from sourcesum.cli import main
 from sourcesum.data import dataset, load_split, split_spec
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import AP, NDCG
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
 from sourcesum.rankers import create_ranker
 
 SYNTH = dataset("synthnews").board_splits()
@@ -87,12 +87,12 @@ def test_run_json_oracle_is_perfect_and_lead_beats_random(capsys, scores_dir):
             1.0, abs=1e-12
         )
         assert results[("lead", split)]["ndcg"] > results[("random", split)]["ndcg"]
-        assert oracle["examples"] == len(load_split(split)) == 3
+        assert oracle["pairs"] == len(load_split(split)) == 3
     assert len(list(scores_dir.glob("*/*.json"))) == 12
     # a second format: graded = number of supporting sets; one claim has no supporting sentence,
     # so no measure is defined on it
     claims = run_json(capsys, "oracle", "synth_claims")[("oracle", "synth_claims")]
-    assert claims["ndcg"] == pytest.approx(1.0, abs=1e-12) and claims["examples"] == 4
+    assert claims["ndcg"] == pytest.approx(1.0, abs=1e-12) and claims["pairs"] == 4
     assert claims["undefined"] == {"ndcg": 1, "map": 1}
 
 
@@ -135,7 +135,7 @@ def test_evaluate_sourcesum_format_infers_split_and_replaces_nan(capsys, tmp_pat
     code, out, _ = run_cli(capsys, "evaluate", str(lead_like), "--field", "pos_score", "--json")
     (record,) = json.loads(out)["results"]
     assert code == 0 and record["split"] == split.name and record["field"] == "pos_score"
-    assert record["nan_replaced"] == 2 and record["examples"] == 3 and record["all_nan_pairs"] == 0
+    assert record["nan_replaced"] == 2 and record["pairs"] == 3 and record["all_nan_pairs"] == 0
     # NaN counts as 0 (pair 1's second sentence then ties with its first, scored -0)
     replaced = {
         p.id: [0.0 if (i, j) in nan_at else float(-j) for j in range(p.n_sentences)]
@@ -157,7 +157,7 @@ def test_evaluate_matches_run_for_the_same_scores(capsys, tmp_path, scores_dir):
     _, out, _ = run_cli(capsys, "evaluate", str(lead_file), "--field", "position", "--json", *measures)
     evaluated = json.loads(out)["results"][0]
     ran = run_json(capsys, "lead", "synth_beta_ref", *measures)[("lead", "synth_beta_ref")]
-    for key in ("ndcg", "map", "RR", "P@2", "examples"):
+    for key in ("ndcg", "map", "RR", "P@2", "pairs"):
         assert evaluated[key] == ran[key]
 
 

@@ -33,10 +33,10 @@ from sourcesum.data import (
 from sourcesum.data.sources import download, local_copy, locate, read_verified
 from sourcesum.data.sourcesum import parse_sourcesum_rows, read_rows
 from sourcesum.errors import DataError, LabelAccessError, RankerError, UnknownNameError
-from sourcesum.evaluation import evaluate_split
-from sourcesum.hashing import sha256_bytes
-from sourcesum.measures import AP, NDCG
-from sourcesum.qrels import Qrels
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
+from sourcesum.evaluation.qrels import Qrels
+from sourcesum.util.hashing import sha256_bytes
 from synthetic_datasets import HERE as SYNTHETIC
 
 NEWS_BOARD = ["synth_alpha_sys", "synth_alpha_ref", "synth_beta_sys", "synth_beta_ref"]

@@ -14,13 +14,14 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from sourcesum.configs import Configuration
 from sourcesum.data import load_split
-from sourcesum.evaluation import evaluate_split
+from sourcesum.evaluation.evaluate import evaluate_split
 from sourcesum.paths import COMMITTED_SCORES_DIR
 from sourcesum.rankers import create_ranker
-from sourcesum.runner import run_splits
-from sourcesum.store import ScoreEntry, ScoreStore
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_splits
+from sourcesum.store.entry import ScoreEntry
+from sourcesum.store.stores import ScoreStore
 
 
 def sourcesum(*args: str) -> str:
@@ -62,7 +63,7 @@ def test_plugin_runs_through_the_runner_on_synthetic_data(installed, tmp_path: P
     expected = {p.id: ranker.score(p) for p in split.pairs}
     assert run.scores() == entry.scores and set(entry.scores) == set(expected)
     assert all(entry.scores[i] == pytest.approx(expected[i]) for i in expected)
-    assert evaluate_split(split, entry.scores, config.label).summary()["examples"] == len(split)
+    assert evaluate_split(split, entry.scores, config.label).summary()["pairs"] == len(split)
 
 
 @pytest.mark.real_data  # the real xsum_pegasus split and the committed bm25 entries
@@ -86,7 +87,7 @@ def test_plugin_runs_compares_and_joins_a_personal_board(installed, tmp_path: Pa
             "--no-progress",
         )
     )["results"]
-    assert [(r["ranker"], r["split"], r["examples"]) for r in run] == [
+    assert [(r["ranker"], r["split"], r["pairs"]) for r in run] == [
         ("overlap(lead_weight=0.3)", "xsum_pegasus", 119)
     ]
     # The entry went to the named store (nothing under data/scores), and it is the plugin's scores.

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from sourcesum.board import is_current
 from sourcesum.cli import main
-from sourcesum.configs import Configuration
 from sourcesum.data import dataset, load_split
 from sourcesum.errors import ParameterError, RankerError
 from sourcesum.rankers import RANKERS, create_ranker
 from sourcesum.rankers.composite import normalize
 from sourcesum.rankers.context import BaseScores
 from sourcesum.rankers.fusion import fuse
-from sourcesum.runner import run_ranker, run_splits
-from sourcesum.store import ScoreStore
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_ranker, run_splits
+from sourcesum.store.stores import ScoreStore
 
 SPLIT = "synth_alpha_sys"
 

@@ -103,8 +103,8 @@ def test_a_board_with_a_held_out_test_reports_it(tmp_path: Path, capsys, scores_
 
     from helpers import declaration
     from sourcesum.cli import main
-    from sourcesum.evaluation import evaluate_split
-    from sourcesum.measures import NDCG
+    from sourcesum.evaluation.evaluate import evaluate_split
+    from sourcesum.evaluation.measures import NDCG
 
     bases = "bm25,lead"
     path = tmp_path / "board.toml"

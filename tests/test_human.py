@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sourcesum.board.model import HumanAgreement
 from sourcesum.data import load_split
-from sourcesum.human import HUMAN_LABEL, HumanAgreement, agreement_per_pair, coverage
-from sourcesum.measures import AP, EXPECTED_AP, NDCG
-from sourcesum.metrics import average_precision, expected_average_precision, ndcg
+from sourcesum.evaluation.human import HUMAN_LABEL, agreement_per_pair, coverage
+from sourcesum.evaluation.measures import AP, EXPECTED_AP, NDCG
+from sourcesum.evaluation.metrics import average_precision, expected_average_precision, ndcg
 from sourcesum.rankers import create_ranker
-from sourcesum.significance import Marked, SignFlipCount
+from sourcesum.stats.significance import Marked, SignFlipCount
 
 MEASURES = (NDCG, AP, EXPECTED_AP)
 NEWS = ["synth_alpha_sys", "synth_alpha_ref", "synth_beta_sys", "synth_beta_ref", "synth_alpha_sys_all"]
@@ -135,7 +136,7 @@ def test_coverage_counts_every_edge_case(name):
         == int(human["AP"].isna().sum())
         >= report["pairs_mixed_annotator_counts"] + report["pairs_one_annotator"]
     )
-    # documented in sourcesum.human: mixed vote counts on 6 CNN/DM-PEGASUS and 4 CNN/DM-Reference pairs
+    # documented in sourcesum.evaluation.human: mixed vote counts on 6 CNN/DM-PEGASUS and 4 CNN/DM-Reference pairs
     documented = {"xsum_pegasus": 0, "xsum_reference": 0, "cnn_pegasus": 6, "cnn_reference": 4}
     if name in documented:
         assert report["pairs_mixed_annotator_counts"] == documented[name]

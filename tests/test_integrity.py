@@ -21,13 +21,15 @@ import pytest
 from sourcesum import paths
 from sourcesum.board import collect_declared, read_declaration
 from sourcesum.cli import main
-from sourcesum.configs import Configuration
 from sourcesum.data import load_split
 from sourcesum.errors import ParameterError, ScoreFileError
 from sourcesum.outputs.trec import export_name, label_of
 from sourcesum.rankers import BUILTIN_RANKERS, RANKERS, Ranker, create_ranker
-from sourcesum.runner import run_ranker
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, migrate, read_entry
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_ranker
+from sourcesum.store.entry import ScoreEntry
+from sourcesum.store.migrate import migrate
+from sourcesum.store.stores import ScoreStore, StoreStack, read_entry
 
 SYNTHETIC = Path(__file__).resolve().parent / "fixtures" / "synthetic"
 
@@ -280,9 +282,7 @@ def test_declared_board_renders_exactly_the_declared_rows(capsys, scores_dir, tm
     assert "| lead |" in text and "| oracle |" in text and "| random |" not in text
     assert "Alpha-Sys" in text and "Beta-Ref" in text and out.with_suffix(".png").is_file()
     # the Python API gives the same rows, the oracle a reference row with nDCG 1 on every column
-    board = collect_declared(
-        read_declaration(declaration), ScoreStore(scores_dir, writable=False), with_stats=False
-    )
+    board = collect_declared(read_declaration(declaration), ScoreStore(scores_dir, writable=False))
     assert sorted(row.label for row in board.rows) == ["lead", "oracle"]
     assert [s.name for s in board.splits] == [
         "synth_alpha_sys",
@@ -576,8 +576,8 @@ def test_concurrent_writers_never_lose_finished_pairs(tmp_path):
         import synthetic_datasets
         from sourcesum.data import load_split
         from sourcesum.rankers import create_ranker
-        from sourcesum.runner import run_ranker
-        from sourcesum.store import ScoreStore
+        from sourcesum.runner.run import run_ranker
+        from sourcesum.store.stores import ScoreStore
         run_ranker(create_ranker("slow_length_test", delay=float(sys.argv[1])),
                    load_split("synth_alpha_sys_all"), ScoreStore({str(store)!r}), progress=False)
     """)

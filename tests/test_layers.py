@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 from helpers import declaration
-from sourcesum.configs import Configuration
 from sourcesum.data import dataset, load_split
 from sourcesum.rankers import create_ranker
-from sourcesum.runner import run_splits
-from sourcesum.store import ScoreEntry, ScoreStore
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_splits
+from sourcesum.store.entry import ScoreEntry
+from sourcesum.store.stores import ScoreStore
 
 HEAVY = ("torch", "transformers", "sentence_transformers", "matplotlib")
 SYNTHETIC = Path(__file__).resolve().parent / "fixtures" / "synthetic"
@@ -174,8 +175,8 @@ def test_drawing_the_plot_imports_matplotlib_only(tmp_path, synthetic_board):
 def render_everything(store: Path, declaration: Path, out: Path) -> str:
     """Every output of the declared board and of `--all`: Markdown, JSON, CSV, LaTeX, the plot,
     the site with its explorers; returns the Markdown."""
-    from sourcesum.board import build_view, collect, collect_declared, read_declaration
-    from sourcesum.board.pairs import explorer_data
+    from sourcesum.board import collect, collect_declared, read_declaration, view_of
+    from sourcesum.board.explorer import explorer_data
     from sourcesum.outputs.latex import render_latex
     from sourcesum.outputs.markdown import render_markdown
     from sourcesum.outputs.plot import render_png
@@ -183,16 +184,16 @@ def render_everything(store: Path, declaration: Path, out: Path) -> str:
     from sourcesum.outputs.tables import render_csv, render_json
 
     readonly = ScoreStore(store, writable=False)
-    board = collect_declared(read_declaration(declaration), readonly, resamples=200)
-    view = build_view(board)
+    board = collect_declared(read_declaration(declaration), readonly)
+    view = view_of(board, resamples=200)
     text = render_markdown(view)
     for render in (render_json, render_csv, lambda v: render_latex(v, ci=True)):
         assert render(view)
     assert render_png(view).startswith(b"\x89PNG")
     build_site(view, {s.name: explorer_data(board, s.name) for s in board.splits}, out)
-    everything = collect(readonly, resamples=200, dataset_name="synthnews")
+    everything = collect(readonly, dataset_name="synthnews")
     assert not everything.stale and {r.label for r in everything.rows} == {r.label for r in board.rows}
-    assert render_markdown(build_view(everything))
+    assert render_markdown(view_of(everything, resamples=200))
     return text
 
 
@@ -230,7 +231,7 @@ def test_a_board_with_the_llm_judge_renders_without_the_prompt_files(synthetic_b
     """The LLM judge's default template is the paper's prompt v2, a published file; the board
     keys and labels the row from its parameters, so the files need not be there."""
     from sourcesum.errors import DataError
-    from sourcesum.published import read_prompt
+    from sourcesum.store.published import read_prompt
 
     empty = tmp_path / "no-published-files"
     empty.mkdir()
@@ -248,8 +249,8 @@ def test_a_board_with_the_llm_judge_renders_without_the_prompt_files(synthetic_b
 
     line = next(x for x in text.splitlines() if x.startswith(f"| {default_name(judge)} |"))
     split = load_split("synth_alpha_sys")
-    from sourcesum.evaluation import evaluate_split
-    from sourcesum.measures import NDCG
+    from sourcesum.evaluation.evaluate import evaluate_split
+    from sourcesum.evaluation.measures import NDCG
 
     expected = evaluate_split(split, {p.id: overlap_scores(p) for p in split}, judge.label).mean(NDCG)
     assert line.split(" | ")[1].strip("*").startswith(f"{expected:.4f}")

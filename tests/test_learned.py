@@ -19,15 +19,13 @@ import numpy as np
 import pytest
 from helpers import make_pair
 from sourcesum import paths
-from sourcesum.board import build_view, collect_declared, is_current, read_declaration
+from sourcesum.board import collect_declared, is_current, read_declaration, view_of
 from sourcesum.cli import main
-from sourcesum.configs import Configuration
 from sourcesum.data import Judgment, Pair, Split, dataset, load_split
 from sourcesum.data.datasets import _LOADED
+from sourcesum.data.folds import document_folds
 from sourcesum.errors import LabelAccessError, ParameterError, RankerError, SourceSumError, UnknownNameError
-from sourcesum.folds import document_folds
 from sourcesum.outputs.markdown import render_markdown
-from sourcesum.protocols import PROTOCOLS, protocol
 from sourcesum.rankers import RANKERS, create_ranker, learned
 from sourcesum.rankers.context import BaseScores, ProtocolSpec, TrainingData
 from sourcesum.rankers.learned import (
@@ -38,8 +36,12 @@ from sourcesum.rankers.learned import (
     length_features,
     position_features,
 )
-from sourcesum.runner import base_scores, explain, run_splits, training_data
-from sourcesum.store import ScoreStore, StoreStack
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.explain import explain
+from sourcesum.runner.protocols import PROTOCOLS, protocol
+from sourcesum.runner.provide import training_data
+from sourcesum.runner.run import base_scores, run_splits
+from sourcesum.store.stores import ScoreStore, StoreStack
 
 BASES = "bm25,rouge1"  # cheap on the synthetic splits; committed entries on the real ones
 FEATURES = [
@@ -622,8 +624,8 @@ def test_board_explains_the_protocol_under_the_results(scores_dir, tmp_path, mon
     splits = [load_split(name) for name in dataset("synthnews").board_splits()]
     for ranker in (create_ranker("lead"), create_ranker("learned", rankers=BASES, C=1.0, l1_ratio=0.0)):
         run_splits(ranker, splits, store, progress=False)
-    board = collect_declared(read_declaration(declaration), store, resamples=200)
-    text = render_markdown(build_view(board))
+    board = collect_declared(read_declaration(declaration), store)
+    text = render_markdown(view_of(board, resamples=200))
     results = text.split("## Results")[1].split("## Human agreement")[0]
     assert "- `learned`: trained on the votes" in results and "`protocol=cross-corpus`" in results
     assert "### Supervised (trained on the votes)" in results  # in a table of its own

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from helpers import make_pair
 from llm_server import FakeServer, StalledServer, chat_completion
-from sourcesum.configs import Configuration
 from sourcesum.data import load_split
 from sourcesum.errors import RankerError
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.llm.backends.openai_compat import record_problem
 from sourcesum.rankers.llm.request_cache import RequestCache, request_key
+from sourcesum.runner.configs import Configuration
 
 pytest.importorskip("openai")
 

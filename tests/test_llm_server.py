@@ -53,9 +53,9 @@ def server(tmp_path_factory):
         import openai  # noqa: F401
     except ImportError as exc:
         _missing(f"llama-cpp-python[server] and openai are needed ({exc}); pip install -e '.[llm]'")
-    from sourcesum.rankers.lm.models import DEFAULT_LM, _gguf_location
+    from sourcesum.rankers.lm.weights import DEFAULT_LM, gguf_location
 
-    folder, filename = _gguf_location(DEFAULT_LM)
+    folder, filename = gguf_location(DEFAULT_LM)
     started = start_llama_server(folder / filename, tmp_path_factory.mktemp("llama") / "server.log")
     print(f"llama-cpp-python server ready in {started.start_seconds:.1f} s")
     guard = Proxy(started.base_url, separate_repeats=True)  # see Proxy.separate_repeats

@@ -65,7 +65,7 @@ def test_a_norm_with_another_formula_fails_the_probe_and_stays():
 
 
 def test_loaded_models_are_fused(tokenizer):
-    from sourcesum.rankers.lm.models import register_loaded
+    from sourcesum.rankers.lm.loading import register_loaded
 
     loaded = register_loaded("tiny-kernels", tiny_llama(tokenizer), tokenizer)
     assert loaded.model.fused_norms == 2 * loaded.model.config.num_hidden_layers + 1

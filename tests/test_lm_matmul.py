@@ -13,11 +13,11 @@ import pytest
 import torch
 from helpers import make_pair, tiny_llama, tiny_tokenizer
 from scipy.stats import spearmanr
-from sourcesum.configs import Configuration
 from sourcesum.errors import ParameterError
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm import matmul
-from sourcesum.rankers.lm.models import register_loaded
+from sourcesum.rankers.lm.loading import register_loaded
+from sourcesum.runner.configs import Configuration
 
 SENTENCES = [
     "The council voted to build a bridge over the river.",

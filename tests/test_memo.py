@@ -12,12 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sourcesum import memo, paths
+from sourcesum import paths
 from sourcesum.cli import main
 from sourcesum.data import dataset, load_split
 from sourcesum.rankers import create_ranker
-from sourcesum.runner import run_ranker
-from sourcesum.store import ScoreStore
+from sourcesum.runner.run import run_ranker
+from sourcesum.store.stores import ScoreStore
+from sourcesum.util import memo
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +115,7 @@ def test_a_recalled_value_of_another_shape_is_recomputed(capsys):
 
 
 def memo_key_of(kind: str, parts: list[object]) -> str:
-    from sourcesum.hashing import sha256_hex
+    from sourcesum.util.hashing import sha256_hex
 
     return sha256_hex([kind, *parts])
 
@@ -197,7 +198,7 @@ def test_no_memo_neither_reads_nor_writes(committed):
 
 
 def test_a_full_cache_folder_costs_speed_only(committed, monkeypatch, capsys):
-    from sourcesum import files
+    from sourcesum.util import files
 
     real = files.write_bytes_atomic
 

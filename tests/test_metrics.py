@@ -12,9 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 from sklearn.metrics import average_precision_score, ndcg_score
-from sourcesum import metrics
-from sourcesum.measures import AP, DEFAULT_MEASURES, EXPECTED_AP, NDCG, Measure, parse_measure, parse_measures
-from sourcesum.metrics import Ranking, pad
+from sourcesum.evaluation import metrics
+from sourcesum.evaluation.measures import (
+    AP,
+    DEFAULT_MEASURES,
+    EXPECTED_AP,
+    NDCG,
+    Measure,
+    parse_measure,
+    parse_measures,
+)
+from sourcesum.evaluation.metrics import Ranking, pad
 
 TOL = 1e-12
 

@@ -9,8 +9,8 @@ import pytest
 from helpers import declaration
 from sourcesum.board import read_declaration
 from sourcesum.board.names import MAX_NAME, default_name, unique_names
-from sourcesum.configs import Configuration
 from sourcesum.errors import SourceSumError
+from sourcesum.runner.configs import Configuration
 
 LONG = "attention,attribution,bertscore,bm25,embedding,lead,lexrank,llm_judge,perplexity_gain"
 

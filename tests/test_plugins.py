@@ -15,8 +15,8 @@ from sourcesum.data import dataset, load_split
 from sourcesum.errors import LabelAccessError
 from sourcesum.rankers import RANKERS, Ranker, register
 from sourcesum.registry import Registry
-from sourcesum.runner import run_ranker
-from sourcesum.store import ScoreStore
+from sourcesum.runner.run import run_ranker
+from sourcesum.store.stores import ScoreStore
 
 BOARD = dataset("synthnews").board_splits()
 

@@ -14,19 +14,20 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score, ndcg_score
-from sourcesum import paths, published, stats
-from sourcesum.board import build_view, collect, read_declaration
+from sourcesum import paths, stats
+from sourcesum.board import board_statistics, build_view, collect, read_declaration
 from sourcesum.board.statistics import row_identity
 from sourcesum.cli import main
 from sourcesum.data import dataset, load_split
 from sourcesum.data.sources import locate, read_verified
 from sourcesum.errors import DataError, SourceSumError, UnknownNameError
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import AP, NDCG
-from sourcesum.published import load_published, published_file, published_methods, read_prompt
-from sourcesum.significance import batch_counts, seed_for
-from sourcesum.stats import ALPHA
-from sourcesum.store import ScoreStore
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
+from sourcesum.stats.bootstrap import ALPHA
+from sourcesum.stats.significance import batch_counts, seed_for
+from sourcesum.store import published
+from sourcesum.store.published import load_published, published_file, published_methods, read_prompt
+from sourcesum.store.stores import ScoreStore
 
 CELLS = [(m, s) for m in published_methods() for s in m.reported]
 
@@ -149,7 +150,7 @@ def test_declaration_names_published_methods(tmp_path):
 def board(tmp_path_factory):
     store = ScoreStore(tmp_path_factory.mktemp("store"))
     from sourcesum.rankers import create_ranker
-    from sourcesum.runner import run_splits
+    from sourcesum.runner.run import run_splits
 
     splits = [load_split(name) for name in dataset("sourcesum").board_splits()]
     for name in ("lead", "random", "oracle"):
@@ -157,8 +158,13 @@ def board(tmp_path_factory):
     return collect(store)
 
 
+@pytest.fixture(scope="module")
+def board_stats(board):
+    return board_statistics(board)
+
+
 @pytest.mark.real_data
-def test_published_rows_are_set_apart_and_compete(board):
+def test_published_rows_are_set_apart_and_compete(board, board_stats):
     rows = board.published_rows
     assert len(rows) == 8 and all(not r.reference and r.label.startswith("published: ") for r in rows)
     assert board.row("published:perplexity").label == "published: perplexity gain (PEGASUS)"
@@ -170,11 +176,11 @@ def test_published_rows_are_set_apart_and_compete(board):
     best = board.best[("xsum_pegasus", NDCG)]
     assert best == max(board.competing_rows, key=lambda r: r.mean("xsum_pegasus", NDCG)).label
     for row in board.competing_rows:
-        assert ("xsum_pegasus", NDCG) in row.ci
-        assert row.label == best or ("xsum_pegasus", NDCG) in row.vs_best
-        assert "xsum_pegasus" in row.ties
+        assert ("xsum_pegasus", NDCG) in board_stats.of(row).ci
+        assert row.label == best or ("xsum_pegasus", NDCG) in board_stats.of(row).vs_best
+        assert "xsum_pegasus" in board_stats.of(row).ties
     # the view shows them in their own table; the one that misses two splits is named
-    view = build_view(board)
+    view = build_view(board, board_stats)
     assert [r.label for r in view.published] == [r.label for r in rows]
     assert all(r.kind == "published" and r.keys == () for r in view.published)
     assert view.published_coverage == (
@@ -183,7 +189,7 @@ def test_published_rows_are_set_apart_and_compete(board):
 
 
 @pytest.mark.real_data
-def test_lead_claims_come_from_holm_adjusted_randomization_tests(board):
+def test_lead_claims_come_from_holm_adjusted_randomization_tests(board, board_stats):
     """Every "better than lead" claim is a decided test: its p-value is (1 + X) / (N + 1) over
     the first N sign patterns of its own seed (recounted here from the per-document sums), and
     the decision is read from Holm on the 99% interval ends of the column's family."""
@@ -193,7 +199,7 @@ def test_lead_claims_come_from_holm_adjusted_randomization_tests(board):
             family = [r for r in board.competing_rows if r is not lead and split.name in r.evaluations]
             intervals = []
             for r in family:
-                marked = r.vs_lead[(split.name, measure)]
+                marked = board_stats.of(r).vs_lead[(split.name, measure)]
                 diffs = pd.Series(
                     r.evaluations[split.name].values(measure) - lead.evaluations[split.name].values(measure),
                     index=list(split.clusters),
@@ -210,14 +216,16 @@ def test_lead_claims_come_from_holm_adjusted_randomization_tests(board):
                 for r, high in zip(family, highs, strict=True)
                 if high < ALPHA and r.mean(split.name, measure) > lead.mean(split.name, measure)
             }
-            assert {r.label for r in board.better_than_lead(split.name, measure)} == expected
+            assert {r.label for r in board_stats.against_lead(board, split.name, measure)} == expected
             undecided = {r.label for r, lo, hi in zip(family, lows, highs, strict=True) if lo < ALPHA <= hi}
             assert {
-                r.label for r in family if r.vs_lead[(split.name, measure)].decision == "undecided"
+                r.label
+                for r in family
+                if board_stats.of(r).vs_lead[(split.name, measure)].decision == "undecided"
             } == undecided
     from sourcesum.outputs.markdown import render_markdown
 
-    text = render_markdown(build_view(board))
+    text = render_markdown(build_view(board, board_stats))
     perplexity = board.row("published:perplexity")
     lead_table = text.split("## Against `lead`")[1].split("\n## ")[0]
     line = next(x for x in lead_table.splitlines() if x.startswith(f"| {perplexity.name} |"))

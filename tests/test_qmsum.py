@@ -351,5 +351,5 @@ def test_list_shows_qmsum_and_bm25_runs(capsys, scores_dir):
     assert code == 0
     (result,) = json.loads(out)["results"]
     # the first 5 pairs (Bed003 q0-q2): 4 have all their evidence outside the span
-    assert result["examples"] == 5 and result["undefined"] == {"ndcg": 4, "map": 4}
+    assert result["pairs"] == 5 and result["undefined"] == {"ndcg": 4, "map": 4}
     assert 0 < result["ndcg"] <= 1

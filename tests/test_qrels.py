@@ -1,4 +1,4 @@
-"""The typed qrels and runs (sourcesum.qrels) and the Ranker hooks built on one home each."""
+"""The typed qrels and runs (sourcesum.evaluation.qrels) and the Ranker hooks built on one home each."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from sourcesum.data import dataset, load_split
 from sourcesum.errors import RankerError, ScoreFileError
-from sourcesum.evaluation import evaluate, evaluate_split
-from sourcesum.measures import AP, NDCG
-from sourcesum.qrels import Qrels, Run, validated_row
+from sourcesum.evaluation.evaluate import evaluate, evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
+from sourcesum.evaluation.qrels import Qrels, Run, validated_row
 from sourcesum.rankers import RANKERS, Ranker
-from sourcesum.store import ScoreStore
+from sourcesum.store.stores import ScoreStore
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +133,7 @@ def test_score_defaults_to_a_one_pair_batch_and_a_ranker_needs_one_of_them(split
 def test_use_workspace_is_the_one_workspace_hook(split, tmp_path):
     """The runner hands a ranker the store's folder once per run (``use_store`` and the
     ranker's ``store`` attribute are gone: rankers never read the store)."""
-    from sourcesum.runner import run_splits
+    from sourcesum.runner.run import run_splits
 
     seen = []
 

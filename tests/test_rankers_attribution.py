@@ -15,7 +15,7 @@ from sourcesum.errors import ParameterError, SourceSumError
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm.attribution import AttributionRanker
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context
-from sourcesum.rankers.lm.models import register_loaded
+from sourcesum.rankers.lm.loading import register_loaded
 
 DOC = [
     "The council voted to build a bridge over the river.",

@@ -10,8 +10,8 @@ import pytest
 from helpers import make_pair
 from sourcesum.data import dataset, load_split
 from sourcesum.errors import ParameterError
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import AP, NDCG
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.text import tokenize
 

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import torch
 from helpers import make_pair, tiny_llama, tiny_tokenizer
-from sourcesum.configs import Configuration
 from sourcesum.data import load_split
 from sourcesum.data.sourcesum import read_prompt
 from sourcesum.errors import ParameterError, RankerError, SourceSumError
@@ -27,7 +26,8 @@ from sourcesum.rankers.llm.ranker import LLMJudgeRanker, parse_ranking
 from sourcesum.rankers.llm.request_cache import RequestCache, request_key
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Diagnostics, Dist, Rating, rating_distributions
-from sourcesum.rankers.lm.models import register_loaded
+from sourcesum.rankers.lm.loading import register_loaded
+from sourcesum.runner.configs import Configuration
 
 DOC = [
     "The council voted to build a bridge over the river.",
@@ -185,7 +185,7 @@ def test_a_local_pair_with_no_rated_sentence_is_an_error_not_zeros(monkeypatch, 
 
 def test_local_provenance_is_the_weights_identity(tiny_judge):
     """backend=local records what the LM rankers record for the same model name."""
-    from sourcesum.rankers.lm.models import DEFAULT_LM, weights_identity
+    from sourcesum.rankers.lm.weights import DEFAULT_LM, weights_identity
 
     judge = create_ranker("llm_judge", model="tiny-judge", chat=False, device="cpu", mode="listwise")
     assert (
@@ -442,7 +442,7 @@ def test_the_request_cache_lives_in_the_workspace(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("native", [True, False])
 def test_local_judge_keys_the_resolved_dtype_never_auto(monkeypatch, native):
-    from sourcesum.rankers.lm import models
+    from sourcesum.rankers.lm import dtypes as models
 
     monkeypatch.setattr(models, "cpu_has_native_bf16", lambda: native)
     expected = "bfloat16" if native else "float32"

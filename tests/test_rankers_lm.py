@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 from helpers import make_pair, make_split, tiny_bart, tiny_llama, tiny_tokenizer
-from sourcesum.configs import Configuration
 from sourcesum.data import dataset, load_split
 from sourcesum.errors import ParameterError, SourceSumError
 from sourcesum.paths import PROJECT_ROOT
@@ -22,10 +21,13 @@ from sourcesum.rankers.lm.inputs import (
     seq2seq_summary,
     start_tokens,
 )
-from sourcesum.rankers.lm.models import DEFAULT_LM, register_loaded, weights_identity
+from sourcesum.rankers.lm.loading import register_loaded
 from sourcesum.rankers.lm.pmi import PMIRanker
-from sourcesum.runner import Selection, run_splits
-from sourcesum.store import ScoreStore
+from sourcesum.rankers.lm.weights import DEFAULT_LM, weights_identity
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_splits
+from sourcesum.runner.selection import Selection
+from sourcesum.store.stores import ScoreStore
 
 DOC = [
     "The council voted to build a bridge over the river.",
@@ -398,7 +400,7 @@ def _reduced_copy(model, tok, name, dtype="bfloat16", eager=False):
 
 @pytest.mark.parametrize("native", [True, False])
 def test_auto_dtype_resolves_by_hardware_and_keys_the_store(tmp_path, monkeypatch, tiny_causal, native):
-    from sourcesum.rankers.lm import models
+    from sourcesum.rankers.lm import dtypes as models
 
     monkeypatch.setattr(models, "cpu_has_native_bf16", lambda: native)
     expected = "bfloat16" if native else "float32"
@@ -425,7 +427,7 @@ def test_auto_dtype_resolves_by_hardware_and_keys_the_store(tmp_path, monkeypatc
 def test_canonicalize_resolves_auto_dtype_without_an_instance(monkeypatch, name, native):
     """A configuration's canonical parameters, label and key come from the class: dtype=auto
     resolves for the device it would run on, as the instance does, without building one."""
-    from sourcesum.rankers.lm import models
+    from sourcesum.rankers.lm import dtypes as models
 
     monkeypatch.setattr(models, "cpu_has_native_bf16", lambda: native)
     expected = "bfloat16" if native else "float32"

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from helpers import make_pair
 from sourcesum.data import dataset, load_split
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import AP, NDCG
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.device import resolve_device, resolve_sentence_model
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 from helpers import make_pair
-from sourcesum.configs import Configuration
 from sourcesum.data import load_split
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.context import TrainingData
 from sourcesum.rankers.learned import ranking_quality
 from sourcesum.rankers.prior import WEIGHT_GRID, overlap, position_prior
 from sourcesum.rankers.text import tokenize
-from sourcesum.runner import run_ranker
-from sourcesum.store import ScoreStore
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_ranker
+from sourcesum.store.stores import ScoreStore
 
 DOC = ["The council approved the new bridge.", "It rained all week.", "Traffic will ease, officials said."]
 SUMMARY = "Council approves bridge; traffic to ease."

@@ -17,19 +17,21 @@ import numpy as np
 import pytest
 from helpers import declaration
 from sourcesum import paths
-from sourcesum.board import build_view, collect, collect_declared, read_declaration
+from sourcesum.board import build_view, collect, collect_declared, read_declaration, view_of
 from sourcesum.cli import main
-from sourcesum.configs import Configuration
 from sourcesum.data import load_split
 from sourcesum.errors import ParameterError, RankerError, ScoreFileError
-from sourcesum.hashing import sha256_hex
-from sourcesum.merge import merge_stores
 from sourcesum.outputs.escape import latex, md_cell, md_code, terminal
 from sourcesum.outputs.markdown import render_markdown
 from sourcesum.rankers import RANKERS, Ranker, create_ranker, register
-from sourcesum.runner import run_ranker, run_splits
-from sourcesum.store import FORMAT, ScoreEntry, ScoreStore, StoreStack, migrate, read_entry, scores_sha256
-from sourcesum.verify import sample_ids, verify_entry
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_ranker, run_splits
+from sourcesum.runner.verify import sample_ids, verify_entry
+from sourcesum.store.entry import FORMAT, ScoreEntry, scores_sha256
+from sourcesum.store.merge import merge_stores
+from sourcesum.store.migrate import migrate
+from sourcesum.store.stores import ScoreStore, StoreStack, read_entry
+from sourcesum.util.hashing import sha256_hex
 
 SPLIT = "synth_alpha_sys"
 
@@ -90,7 +92,7 @@ def test_a_forged_label_never_reaches_a_board_and_verify_catches_forged_scores(t
     for name in ("synth_alpha_ref", "synth_beta_sys", "synth_beta_ref"):
         run_ranker(create_ranker("bm25"), load_split(name), ScoreStore(root), progress=False)
     rewrite(path, lambda raw: raw.update(label="oracle | 1.0000"))
-    board = collect(ScoreStore(root), with_stats=False, published=False, dataset_name="synthnews")
+    board = collect(ScoreStore(root), published=False, dataset_name="synthnews")
     assert [r.label for r in board.rows] == ["bm25"]  # derived, never read from the file
     assert verify_entry(path, [ScoreStore(root)]).ok  # the scores themselves are genuine
     rewrite(path, lambda raw: raw["scores"].update({k: [1.0] * len(v) for k, v in raw["scores"].items()}))
@@ -116,7 +118,7 @@ def test_resuming_under_other_library_versions_stops_naming_both(tmp_path, monke
         ranker,
         [split],
         store,
-        __import__("sourcesum.runner", fromlist=["Selection"]).Selection(limit=1),
+        __import__("sourcesum.runner.run", fromlist=["Selection"]).Selection(limit=1),
         progress=False,
     )
     real = type(ranker).library_versions
@@ -163,11 +165,9 @@ def test_entries_of_rankers_not_installed_are_rows_only_under_all_and_marked(tmp
     alien = root / "gone" / f"{SPLIT}.{forged.key}.json"
     alien.parent.mkdir()
     alien.write_text(forged.to_json())
-    board = collect(ScoreStore(root), with_stats=False, published=False, dataset_name="synthnews")
+    board = collect(ScoreStore(root), published=False, dataset_name="synthnews")
     assert "gone" not in [r.ranker for r in board.rows] and any("not installed" in s for s in board.stale)
-    everything = collect(
-        ScoreStore(root), with_stats=False, published=False, dataset_name="synthnews", include_unknown=True
-    )
+    everything = collect(ScoreStore(root), published=False, dataset_name="synthnews", include_unknown=True)
     [row] = [r for r in everything.rows if r.ranker == "gone"]
     assert row.label.startswith("gone{") and row.label.endswith("(not installed: not re-validated)")
     # the command: `leaderboard --all` shows it, marked, and says nothing about skipping it
@@ -273,11 +273,11 @@ def test_a_poisoned_or_damaged_memo_is_recomputed_with_a_note(tmp_path, monkeypa
 
     def board() -> str:
         return render_markdown(
-            build_view(collect_declared(read_declaration(tmp_path / "decl.toml"), ScoreStore(root)))
+            view_of(collect_declared(read_declaration(tmp_path / "decl.toml"), ScoreStore(root)))
         )
 
     clean = board()
-    from sourcesum import memo
+    from sourcesum.util import memo
 
     (record,) = (tmp_path / "cache").rglob("stats/*/*.rec")
     key = record.stem
@@ -300,7 +300,7 @@ def test_a_poisoned_or_damaged_memo_is_recomputed_with_a_note(tmp_path, monkeypa
         png.write_bytes(b"")
     from sourcesum.outputs.plot import draw_png, is_our_plot, render_png
 
-    view = build_view(collect_declared(read_declaration(tmp_path / "decl.toml"), ScoreStore(root)))
+    view = view_of(collect_declared(read_declaration(tmp_path / "decl.toml"), ScoreStore(root)))
     assert render_png(view) == draw_png(view) and is_our_plot(render_png(view))
 
 

@@ -16,17 +16,20 @@ import numpy as np
 import pytest
 from sourcesum.board import collect
 from sourcesum.cli import main
-from sourcesum.configs import Configuration
 from sourcesum.data import Judgment, dataset, load_split
 from sourcesum.errors import LabelAccessError, ParameterError, RankerError, ScoreFileError, SourceSumError
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import AP, NDCG
-from sourcesum.merge import merge_stores
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
 from sourcesum.rankers import RANKERS, Ranker, create_ranker, register
 from sourcesum.rankers.baselines import OracleRanker
 from sourcesum.rankers.context import ProtocolSpec, TrainingData
-from sourcesum.runner import Selection, Shard, group_batches, group_by_document, run_ranker, run_splits
-from sourcesum.store import ScoreEntry, ScoreStore
+from sourcesum.runner.batches import group_batches, group_by_document
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.run import run_ranker, run_splits
+from sourcesum.runner.selection import Selection, Shard
+from sourcesum.store.entry import ScoreEntry
+from sourcesum.store.merge import merge_stores
+from sourcesum.store.stores import ScoreStore
 
 BOARD = dataset("synthnews").board_splits()
 """synth_alpha_sys, synth_alpha_ref, synth_beta_sys, synth_beta_ref (3 pairs each)."""
@@ -309,9 +312,9 @@ def test_quick_trials_from_the_cli_say_partial_and_stay_off_the_leaderboard(scor
     pair_id = alpha.pairs[2].id
     assert main([*trial, "--split", "synthnews", "--pairs", pair_id, "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)["results"]
-    assert record["split"] == "synth_alpha_sys" and record["examples"] == 1
+    assert record["split"] == "synth_alpha_sys" and record["pairs"] == 1
     assert record["partial"] == "partial (1 of 3 pairs)"
-    board = collect(ScoreStore(scores_dir), with_stats=False, dataset_name="synthnews")
+    board = collect(ScoreStore(scores_dir), dataset_name="synthnews")
     assert not [row for row in board.rows if row.ranker == "random"]
     assert sorted(s.rsplit(": ", 1)[1] for s in board.stale if "/random/" in s) == [
         "partial (1/3 pairs)",
@@ -319,7 +322,7 @@ def test_quick_trials_from_the_cli_say_partial_and_stay_off_the_leaderboard(scor
     ]
     assert main([*trial, "--split", "synth_alpha_sys", "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)["results"]
-    assert record["examples"] == 3 and "partial" not in record
+    assert record["pairs"] == 3 and "partial" not in record
 
 
 @pytest.mark.parametrize(
@@ -385,7 +388,7 @@ def test_a_shard_from_the_cli_is_partial(scores_dir, capsys):
     (record,) = json.loads(capsys.readouterr().out)["results"]
     split = load_split("synth_alpha_sys_all")
     expected = [p for p in split if Shard(2, 4).holds(p)]
-    assert 0 < record["examples"] == len(expected) < len(split)
+    assert 0 < record["pairs"] == len(expected) < len(split)
     assert record["partial"] == f"partial ({len(expected)} of 5 pairs)"
 
 

@@ -1,4 +1,4 @@
-"""The sign-flip tests and their decision rule (sourcesum.significance) against brute-force
+"""The sign-flip tests and their decision rule (sourcesum.stats.significance) against brute-force
 enumeration, scipy and the binomial distribution: exact counts, Monte Carlo counts within their
 error, Clopper-Pearson intervals, Holm on interval ends, resampling until decided, undecided at
 the cap, averages whose shared clusters flip together, seeds that depend on a test's identity
@@ -13,8 +13,8 @@ import sys
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
-from sourcesum import significance as sig
 from sourcesum import stats
+from sourcesum.stats import significance as sig
 
 
 def brute_force_p(contributions: np.ndarray) -> float:
@@ -188,7 +188,7 @@ def test_the_average_flips_shared_clusters_together():
 
 def test_seeds_come_from_the_identity_alone_and_are_stable_across_processes():
     here = sig.seed_for("best", "bm25|{}", "lead|{}", "xsum_pegasus", "nDCG")
-    code = "from sourcesum.significance import seed_for; print(seed_for('best', 'bm25|{}', 'lead|{}', 'xsum_pegasus', 'nDCG'))"
+    code = "from sourcesum.stats.significance import seed_for; print(seed_for('best', 'bm25|{}', 'lead|{}', 'xsum_pegasus', 'nDCG'))"
     there = int(
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     )
@@ -202,19 +202,18 @@ def _marks(seed: int) -> dict[str, object]:
     from sourcesum import paths
     from sourcesum.board import build_view, collect_declared, read_declaration
     from sourcesum.board.statistics import add_all_statistics
-    from sourcesum.statscache import StatsCache
-    from sourcesum.store import ScoreStore
+    from sourcesum.stats.cache import StatsCache
+    from sourcesum.store.stores import ScoreStore
 
     board = collect_declared(
         read_declaration(paths.DECLARATION_PATH),
         ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False),
-        with_stats=False,
     )
-    add_all_statistics(board, cache=StatsCache(persist=False), seed=seed)
-    view = build_view(board)
-    tests = [m for r in board.rows for m in (*r.vs_best.values(), *r.vs_lead.values())]
-    assert board.human is not None
-    tests += list(board.human.vs_human.values())
+    stats = add_all_statistics(board, cache=StatsCache(persist=False), seed=seed)
+    view = build_view(board, stats)
+    tests = [m for r in board.rows for m in (*stats.of(r).vs_best.values(), *stats.of(r).vs_lead.values())]
+    assert stats.human is not None
+    tests += list(stats.human.vs_human.values())
     assert tests and max(m.count.standard_error for m in tests) <= 0.01  # the stated MC error
     return {
         "cells": {
@@ -223,7 +222,7 @@ def _marks(seed: int) -> dict[str, object]:
             for column, cell in zip(view.columns, r.cells, strict=True)
         },
         "lead": [(item.title, item.better, item.undecided) for item in view.lead],
-        "human": {key: board.human.versus_human(*key) for key in board.human.vs_human},
+        "human": {key: stats.human.versus_human(*key) for key in stats.human.vs_human},
     }
 
 

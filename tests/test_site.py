@@ -20,14 +20,13 @@ import numpy as np
 import pytest
 from helpers import dataset_missing, declaration, skip_or_fail_without
 from sourcesum import paths
-from sourcesum.board import build_view, collect, collect_declared, read_declaration
-from sourcesum.board.pairs import SCORE_DIGITS, explorer_data, explorer_ranks, pair_view, ranks
-from sourcesum.board.view import columns_of
-from sourcesum.browser import first_render_ms, headless_chromium, horizontal_overflow, set_viewport
+from sourcesum.board import board_statistics, collect, collect_declared, read_declaration, view_of
+from sourcesum.board.explorer import SCORE_DIGITS, explorer_data, explorer_ranks, pair_view, ranks
+from sourcesum.board.view.cells import columns_of
 from sourcesum.cli import main
 from sourcesum.data import dataset, load_split
 from sourcesum.errors import SourceSumError
-from sourcesum.measures import DEFAULT_MEASURES, NDCG, parse_measures
+from sourcesum.evaluation.measures import DEFAULT_MEASURES, NDCG, parse_measures
 from sourcesum.outputs.site import (
     BOARD_INDEX_BUDGET,
     EXPLORER_BUDGET,
@@ -39,7 +38,8 @@ from sourcesum.outputs.site import (
     embed_json,
     explorer_file,
 )
-from sourcesum.store import ScoreStore
+from sourcesum.store.stores import ScoreStore
+from support.browser import first_render_ms, headless_chromium, horizontal_overflow, set_viewport
 
 SYNTHETIC_DECLARATION = declaration()
 REAL_DECLARATION = declaration(dataset=None, published=("rouge1",))
@@ -138,7 +138,7 @@ def test_cli_writes_every_page(built):
 def test_build_is_deterministic_and_refuses_a_file_as_output(built, tmp_path, capsys):
     out, board, selection = built
     again = tmp_path / "again"
-    build_site(build_view(board), {s.name: explorer_data(board, s.name) for s in board.splits}, again)
+    build_site(view_of(board), {s.name: explorer_data(board, s.name) for s in board.splits}, again)
     for path in out.iterdir():
         assert (again / path.name).read_bytes() == path.read_bytes(), path.name
     target = tmp_path / "a-file"
@@ -181,7 +181,7 @@ def test_explorer_data_lists_every_board_measure(built):
     _, board, selection = built
     store = ScoreStore(Path(selection[3]), writable=False)
     measures = parse_measures("nDCG,AP,RR,P@2")
-    other = collect_declared(read_declaration(Path(selection[1])), store, measures=measures, with_stats=False)
+    other = collect_declared(read_declaration(Path(selection[1])), store, measures=measures)
     split = load_split("synth_alpha_ref")
     data = explorer_data(other, split.name)
     assert data["split"] == split.name and data["title"] == "Alpha-Ref"
@@ -224,9 +224,9 @@ def test_explorer_data_of_a_dataset_without_votes(scores_dir, capsys):
     graded relevance as a one-item list."""
     assert main(["run", "--ranker", "lead,oracle", "--split", "synthclaims", "--no-progress"]) == 0
     capsys.readouterr()
-    from sourcesum.store import open_stores
+    from sourcesum.store.stores import open_stores
 
-    board = collect(open_stores(), with_stats=False, published=False, dataset_name="synthclaims")
+    board = collect(open_stores(), published=False, dataset_name="synthclaims")
     split = load_split("synth_claims")
     data = explorer_data(board, split.name)
     assert [r["label"] for r in data["rankers"]] == ["lead", "oracle"]
@@ -247,7 +247,10 @@ def test_every_leaderboard_row_and_value_is_on_the_page(any_built, browser):
     assert texts(browser, "#published-rows tbody th") == [r.name for r in board.published_rows]
     assert (board.published_rows != []) == (board.dataset.name == "sourcesum")
     names = {r.label: r.name for r in board.rows}
-    assert texts(browser, "#human-table tbody th") == [names.get(x, x) for x in board.human.labels]
+    human = board_statistics(board).human
+    assert human is not None and texts(browser, "#human-table tbody th") == [
+        names.get(x, x) for x in human.labels
+    ]
     columns = columns_of(board)
     tables = (
         ("zero-shot", zero_shot),
@@ -390,7 +393,7 @@ def test_the_explorer_shows_exact_ranks_where_rounding_merged_scores(built, brow
     assert data["pairs"][0]["ranks"][j] == {str(k): n + 1 - k for k in range(1, n - 1)}
     out = tmp_path / "site"
     explorers = {s.name: data if s.name == split.name else explorer_data(board, s.name) for s in board.splits}
-    build_site(build_view(board), explorers, out)
+    build_site(view_of(board), explorers, out)
     set_viewport(browser, 1280, 900)
     browser.get(f"{(out / explorer_file(split.name)).as_uri()}#pair={pair.id}&show={row.label}")
     assert browser.find_element("id", "pair-id").text == pair.id
@@ -442,7 +445,7 @@ def test_the_explorer_sorts_pairs_by_the_chosen_measure(built, browser, tmp_path
         measures=measures,
     )
     site = tmp_path / "site"
-    build_site(build_view(other), {s.name: explorer_data(other, s.name) for s in other.splits}, site)
+    build_site(view_of(other), {s.name: explorer_data(other, s.name) for s in other.splits}, site)
     split = load_split("synth_alpha_sys")
     open_page(browser, site / explorer_file(split.name))
     assert texts(browser, "#measure option") == [m.display_name for m in measures] == ["NDCG", "MAP", "RR"]

@@ -9,11 +9,11 @@ import pytest
 from scipy import stats as scipy_stats
 from sourcesum import stats
 from sourcesum.data import load_split
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import AP, NDCG
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import AP, NDCG
+from sourcesum.evaluation.ties import tie_report, tie_shares
 from sourcesum.rankers import create_ranker
-from sourcesum.significance import cluster_contributions, decide_family, seed_for
-from sourcesum.ties import tie_report, tie_shares
+from sourcesum.stats.significance import cluster_contributions, decide_family, seed_for
 
 
 def test_vectorized_bootstrap_equals_a_slow_loop_with_the_same_draws():

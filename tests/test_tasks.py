@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from helpers import declaration
 from sourcesum.board import read_declaration
-from sourcesum.configs import Configuration
 from sourcesum.data import dataset, load_split
 from sourcesum.errors import RankerError, SourceSumError
 from sourcesum.params import Param
-from sourcesum.protocols import PROTOCOLS, FromDataset, protocol
 from sourcesum.rankers import RANKERS
 from sourcesum.rankers.base import Ranker, register
+from sourcesum.runner.configs import Configuration
+from sourcesum.runner.protocols import PROTOCOLS, FromDataset, protocol
 
 
 @register

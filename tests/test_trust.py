@@ -14,8 +14,8 @@ from sourcesum import paths
 from sourcesum.cli import main
 from sourcesum.data import load_split
 from sourcesum.rankers import create_ranker
-from sourcesum.runner import run_ranker
-from sourcesum.store import ScoreStore
+from sourcesum.runner.run import run_ranker
+from sourcesum.store.stores import ScoreStore
 
 BOARD_SPLITS = ("synth_alpha_sys", "synth_alpha_ref", "synth_beta_sys", "synth_beta_ref")
 
@@ -193,7 +193,7 @@ def _label_dataset(graded: list[float], parse_error: Exception | None = None):
     import json
 
     from sourcesum.data import DATASETS, Dataset, Judgment, Pair, ParsedSplit, Source, SplitSpec
-    from sourcesum.hashing import sha256_bytes
+    from sourcesum.util.hashing import sha256_bytes
 
     payload = json.dumps({"graded": graded}).encode()
 
@@ -278,7 +278,7 @@ def _conflicting_layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tupl
     fill(committed, ("lead", "bm25"))
     user = tmp_path / "mine"
     (path,) = sorted((committed / "bm25").glob("synth_alpha_sys.*.json"))
-    from sourcesum.store import read_entry
+    from sourcesum.store.stores import read_entry
 
     entry = read_entry(path)
     first = sorted(entry.scores)[0]
@@ -331,7 +331,7 @@ def _bm25_entry(store: Path) -> Path:
 
 def _rewrite(path: Path, change) -> None:
     """Apply ``change`` to the entry at ``path`` and write it back with valid checksums."""
-    from sourcesum.store import read_entry
+    from sourcesum.store.stores import read_entry
 
     entry = read_entry(path)
     change(entry)
@@ -383,7 +383,7 @@ def test_two_concurrent_migrations_convert_each_entry_once(tmp_path):
         path.write_text(json.dumps(raw))
     script = (
         "import sys; sys.path.insert(0, 'tests/fixtures/synthetic'); import synthetic_datasets; "
-        "from sourcesum.store import migrate; print(len(migrate(sys.argv[1])))"
+        "from sourcesum.store.stores import migrate; print(len(migrate(sys.argv[1])))"
     )
     runs = [
         subprocess.Popen(
@@ -402,9 +402,9 @@ def test_two_concurrent_migrations_convert_each_entry_once(tmp_path):
 
 # -- the board tells the whole truth ----------------------------------------------------------
 def test_same_corpus_trains_on_no_pair_of_a_document_the_scored_split_holds():
-    from sourcesum.configs import Configuration
     from sourcesum.errors import RankerError
-    from sourcesum.protocols import protocol
+    from sourcesum.runner.configs import Configuration
+    from sourcesum.runner.protocols import protocol
 
     spec = Configuration.of("overlap_prior", {"protocol": "same-corpus"}).protocol
     everything = load_split("synth_alpha_sys_all")  # outside the board: every main document, and more
@@ -447,8 +447,8 @@ def test_the_qmsum_note_names_pmi_s_most_frequent_first_candidate():
     import tomllib
 
     import numpy as np
-    from sourcesum.configs import Configuration
-    from sourcesum.store import read_entry
+    from sourcesum.runner.configs import Configuration
+    from sourcesum.store.stores import read_entry
 
     split = load_split("qmsum_test")
     key = Configuration.of("pmi", {"dtype": "float32"}).entry_key(split.name, split.sha256)

@@ -24,9 +24,9 @@ from sourcesum.cli import main
 from sourcesum.data import dataset, datasets, load_split, manifest
 from sourcesum.data.wice import DEV_FILE, TEST_FILE, parse_wice_lines
 from sourcesum.errors import DataError
-from sourcesum.evaluation import evaluate_split
-from sourcesum.hashing import sha256_bytes
-from sourcesum.measures import parse_measures
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import parse_measures
+from sourcesum.util.hashing import sha256_bytes
 
 
 @pytest.fixture(autouse=True)
@@ -210,7 +210,7 @@ def test_list_shows_wice_and_bm25_runs_with_undefined_claims_counted(capsys, sco
     out = capsys.readouterr().out
     assert code == 0
     (result,) = json.loads(out)["results"]
-    assert result["split"] == "wice_test" and result["examples"] == 5
+    assert result["split"] == "wice_test" and result["pairs"] == 5
     assert 0 < result["ndcg"] <= 1 and 0 < result["map"] <= 1
     # the claims with no supporting sentence: undefined, counted (all splits' pairs)
     split = load_split("wice_test")

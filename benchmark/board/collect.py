@@ -12,7 +12,7 @@ skipped with the reason. In both modes, store layers that disagree on an entry o
 splits are a :class:`~sourcesum.errors.StoreConflict` naming both files, never a dropped entry.
 Rows are one configuration each (grouped by ranker, key version and
 parameters, never by label alone). Rows are named and keyed from the ranker class and the
-canonical parameters (:class:`~sourcesum.configs.Configuration`): no ranker is instantiated.
+canonical parameters (:class:`~sourcesum.runner.configs.Configuration`): no ranker is instantiated.
 """
 
 from __future__ import annotations
@@ -20,18 +20,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-from sourcesum import paths, stats
+from sourcesum import paths
 from sourcesum.board.declaration import Declaration, DeclaredRow
-from sourcesum.board.model import LEADERBOARD_MEASURES, HeldOutProgress, Leaderboard, Row
-from sourcesum.configs import Configuration
+from sourcesum.board.heldout import heldout_board
+from sourcesum.board.model import LEADERBOARD_MEASURES, HeldOutProgress, Leaderboard, RankerFacts, Row
+from sourcesum.board.rows import finish
 from sourcesum.data import Dataset, Split, dataset, load_split
 from sourcesum.errors import ScoreFileError, SourceSumError, StoreConflict
-from sourcesum.evaluation import memoised_evaluation
-from sourcesum.measures import Measure
-from sourcesum.published import PublishedOutput, load_published, published_method, published_methods
+from sourcesum.evaluation.evaluate import memoised_evaluation
+from sourcesum.evaluation.measures import Measure
 from sourcesum.rankers.base import RANKERS
-from sourcesum.store import ScoreEntry, ScoreStore, StoreStack, fit_problem
+from sourcesum.runner.configs import Configuration
+from sourcesum.store.entry import ScoreEntry, fit_problem
+from sourcesum.store.published import PublishedOutput, load_published, published_method, published_methods
+from sourcesum.store.stores import ScoreStore, StoreStack
 
 
 class IncompleteLeaderboard(SourceSumError):
@@ -66,36 +68,10 @@ NOT_INSTALLED = "not installed: not re-validated"
 def unvalidated_label(entry: ScoreEntry) -> str:
     """The row name of an entry whose ranker is not installed: its (checked) ranker name and
     parameters, never the label stored in the file, marked as not re-validated."""
-    from sourcesum.hashing import canonical_json
+    from sourcesum.util.hashing import canonical_json
 
     params = canonical_json(entry.params, compact=True)
     return f"{entry.ranker}{params if entry.params else ''} ({NOT_INSTALLED})"
-
-
-def environment_notes(row: Row) -> list[tuple[str, str]]:
-    """Where a row's splits were computed under different library versions (the harness's own
-    excepted) or provenance: ``(row name, what differs)``, else nothing."""
-    from sourcesum.store import agreed_libraries
-
-    seen: dict[str, dict[str, set[str]]] = {"libraries": {}, "provenance": {}}
-    for entry in row.entries.values():
-        for kind, values in (
-            ("libraries", agreed_libraries(entry.libraries)),
-            ("provenance", entry.provenance),
-        ):
-            for name, value in values.items():
-                seen[kind].setdefault(name, set()).add(value)
-    differ = [
-        f"{name} ({', '.join(sorted(v))})"
-        for kind in seen.values()
-        for name, v in sorted(kind.items())
-        if len(v) > 1
-    ]
-    return (
-        [(row.name or row.label, f"its splits were computed under different versions of {', '.join(differ)}")]
-        if differ
-        else []
-    )
 
 
 def _add_entry(row: Row, entry: ScoreEntry, split: Split, source: str, measures: Sequence[Measure]) -> None:
@@ -147,6 +123,19 @@ def _row(
         supervised=config.protocol is not None and not config.reference,
         name=name or default_name(config),
         board_splits=tuple(splits),
+        facts=ranker_facts(config),
+    )
+
+
+def ranker_facts(config: Configuration) -> RankerFacts:
+    """What the board states about ``config``'s ranker class (:class:`RankerFacts`)."""
+    cls = config.ranker_class
+    specs = cls.parameters()
+    return RankerFacts(
+        known=True,
+        note=cls.board_note,
+        defaults={key: cls.default_of(key) for key in specs},
+        policies=frozenset(key for key, (param, _) in specs.items() if param.unscorable_policy),
     )
 
 
@@ -219,8 +208,6 @@ def collect_declared(
     declaration: Declaration,
     store: ScoreStore | StoreStack,
     measures: Sequence[Measure] = LEADERBOARD_MEASURES,
-    with_stats: bool = True,
-    resamples: int = stats.DEFAULT_RESAMPLES,
 ) -> Leaderboard:
     """Exactly the declared rows, each from a complete, valid, current entry per board split;
     and the declared held-out test's rows on its splits (``board.heldout``)."""
@@ -277,17 +264,15 @@ def collect_declared(
             f"{len(problems)} declared entr{'y is' if len(problems) == 1 else 'ies are'} not complete "
             "and valid; nothing was written:\n  " + "\n  ".join(problems)
         )
-    board = finish(ds, splits, published + rows, [], measures, with_stats, resamples)
+    board = finish(ds, splits, published + rows, [], measures)
     for (task_ds, task_splits, task_rows), task in zip(tasks, declaration.tasks, strict=True):
-        task_board = finish(task_ds, task_splits, task_rows, [], measures, with_stats, resamples)
+        task_board = finish(task_ds, task_splits, task_rows, [], measures)
         task_board.note = task.note
         board.tasks.append(task_board)
     if pending is not None:
         board.heldout_pending = pending
     elif declaration.heldout is not None:
-        from sourcesum.board.heldout import heldout_board
-
-        board.heldout = heldout_board(ds, heldout_splits, heldout_rows, measures, with_stats, resamples)
+        board.heldout = heldout_board(ds, heldout_splits, heldout_rows, measures)
     board.inputs_sha256 = inputs_sha256(board, declaration.path.read_bytes())
     return board
 
@@ -297,7 +282,7 @@ def inputs_sha256(board: Leaderboard, declaration: bytes | None = None) -> str:
     one), every split's data checksum, and every row's entries (split, key, sha256 of the
     scores), held-out and task rows included. Two boards with the same digest show the same numbers."""
 
-    from sourcesum.hashing import sha256_bytes, sha256_hex
+    from sourcesum.util.hashing import sha256_bytes, sha256_hex
 
     boards = [board, *board.tasks] + ([board.heldout] if board.heldout is not None else [])
     payload: dict[str, object] = {
@@ -318,8 +303,6 @@ def inputs_sha256(board: Leaderboard, declaration: bytes | None = None) -> str:
 
 def collect(
     store: ScoreStore | StoreStack,
-    with_stats: bool = True,
-    resamples: int = stats.DEFAULT_RESAMPLES,
     measures: Sequence[Measure] = LEADERBOARD_MEASURES,
     published: bool = True,
     dataset_name: str = "sourcesum",
@@ -372,14 +355,14 @@ def collect(
     if declared is not None:
         _apply_declared_names(list(rows.values()), declared)
     extra = _published_rows(ds, [m.key for m in published_methods()], splits, measures) if published else []
-    board = finish(ds, splits, list(rows.values()) + extra, stale, measures, with_stats, resamples)
+    board = finish(ds, splits, list(rows.values()) + extra, stale, measures)
     board.inputs_sha256 = inputs_sha256(board)
     return board
 
 
 def _apply_declared_names(rows: Sequence[Row], declared: Declaration) -> None:
     """Give each row of a configuration the declaration names (board or held-out rows) that name."""
-    from sourcesum.hashing import canonical_json
+    from sourcesum.util.hashing import canonical_json
 
     items = [*declared.rows, *(declared.heldout.rows if declared.heldout else ())]
     names: dict[tuple[str, str], str] = {}
@@ -394,52 +377,3 @@ def _apply_declared_names(rows: Sequence[Row], declared: Declaration) -> None:
         name = names.get((row.ranker, canonical_json(row.params)))
         if name is not None:
             row.name = name
-
-
-def finish(
-    ds: Dataset,
-    splits: dict[str, Split],
-    rows: list[Row],
-    stale: list[str],
-    measures: Sequence[Measure],
-    with_stats: bool,
-    resamples: int,
-) -> Leaderboard:
-    """Order the rows (Avg of the first measure, then label), mark each column's best and,
-    ``with_stats``, add tie reports, the human-agreement table and the statistics."""
-    from sourcesum.board.names import unique_names
-    from sourcesum.board.statistics import add_all_statistics
-    from sourcesum.hashing import digest
-
-    for row, name in zip(
-        rows,
-        unique_names(
-            [r.name or r.label for r in rows], [digest([r.ranker, r.params, r.label]) for r in rows]
-        ),
-        strict=True,
-    ):
-        row.name = name
-    ordered = sorted(rows, key=lambda r: (-np.nan_to_num(r.average(measures[0]), nan=-1), r.label))
-    board = Leaderboard(ds, list(splits.values()), ordered, stale, tuple(measures))
-    mark_best(board)
-    if with_stats:
-        add_all_statistics(board, resamples)
-    return board
-
-
-def best_of(board: Leaderboard, rows: Sequence[Row]) -> dict[tuple[str | None, Measure], str]:
-    """Per column (split or None for Avg, measure), the label of the best of ``rows`` with a
-    value there (ties: the larger label)."""
-    best: dict[tuple[str | None, Measure], str] = {}
-    for split in [s.name for s in board.splits] + [None]:
-        for measure in board.measures:
-            candidates = [(r.value(split, measure), r.label) for r in rows]
-            candidates = [c for c in candidates if np.isfinite(c[0])]
-            if candidates:
-                best[(split, measure)] = max(candidates, key=lambda c: (c[0], c[1]))[1]
-    return best
-
-
-def mark_best(board: Leaderboard) -> None:
-    """``board.best[(split or None, measure)]``: the label of the column's best competing row."""
-    board.best = best_of(board, board.competing_rows)

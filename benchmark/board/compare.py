@@ -1,6 +1,6 @@
 """Paired comparisons of leaderboard rows on the same pairs: the mean difference with its paired
 bootstrap CI and p-value, and the sign-flip randomization test decided under Holm per split and
-measure by the rule of :mod:`sourcesum.significance` (Monte Carlo error, resampling until
+measure by the rule of :mod:`sourcesum.stats.significance` (Monte Carlo error, resampling until
 decided, exact enumeration for few clusters)."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from sourcesum import stats
 from sourcesum.board.model import Row
 from sourcesum.board.statistics import resampling_clusters, row_identity, tested_family
 from sourcesum.data import load_split
-from sourcesum.evaluation import evaluate_split
-from sourcesum.measures import Measure
-from sourcesum.significance import LOOK_LEVEL, cluster_contributions
-from sourcesum.statscache import StatsCache
+from sourcesum.evaluation.evaluate import evaluate_split
+from sourcesum.evaluation.measures import Measure
+from sourcesum.stats.cache import StatsCache
+from sourcesum.stats.significance import LOOK_LEVEL, cluster_contributions
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Comparison:
     ``p_randomization`` is the sign-flip p-value with its Monte Carlo standard error
     ``p_mc_se`` over ``flips`` patterns (``exact``: all of them enumerated, error 0);
     ``p_holm`` its Holm adjustment within the (split, measure) family and ``p_holm_interval``
-    the adjusted interval (each end at :data:`~sourcesum.significance.LOOK_LEVEL`) the
+    the adjusted interval (each end at :data:`~sourcesum.stats.significance.LOOK_LEVEL`) the
     ``decision`` is read from.
     ``p_bootstrap`` and ``ci_low``/``ci_high`` come from the paired bootstrap of the mean
     difference over ``resamples`` resamples."""

@@ -36,7 +36,7 @@ from typing import Any
 
 from sourcesum.data import DATASETS
 from sourcesum.errors import SourceSumError
-from sourcesum.published import published_method
+from sourcesum.store.published import published_method
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A held-out board has the main board's statistics (CIs, bold best, †/? against the column's best,
 tests against ``lead``), and two comparisons per row and column, each a mean difference with its
 95% document-level bootstrap CI and a sign-flip test decided by the rule of
-:mod:`sourcesum.significance` (Holm across the rows compared in the column):
+:mod:`sourcesum.stats.significance` (Holm across the rows compared in the column):
 
 * against ``lead``;
 * against the column's **best zero-shot row** (the best competing row trained on no label).
@@ -20,48 +20,35 @@ from dataclasses import dataclass
 
 import numpy as np
 from sourcesum import stats
-from sourcesum.board.model import Leaderboard, Row
+from sourcesum.board.model import BoardStats, Leaderboard, Row, RowStats
+from sourcesum.board.rows import best_of, finish
 from sourcesum.data import Dataset, Split
-from sourcesum.measures import Measure
-from sourcesum.significance import cluster_contributions
-from sourcesum.statscache import StatsCache
+from sourcesum.evaluation.measures import Measure
+from sourcesum.stats.cache import StatsCache
+from sourcesum.stats.significance import cluster_contributions
 
 AGAINST = ("lead", "zero-shot")
 
 
 def heldout_board(
-    ds: Dataset,
-    splits: dict[str, Split],
-    rows: list[Row],
-    measures: Sequence[Measure],
-    with_stats: bool = True,
-    resamples: int = stats.DEFAULT_RESAMPLES,
+    ds: Dataset, splits: dict[str, Split], rows: list[Row], measures: Sequence[Measure]
 ) -> Leaderboard:
-    """The held-out board of ``rows`` on ``splits`` (module docstring)."""
-    from sourcesum.board.collect import finish
-
-    board = finish(ds, splits, rows, [], measures, with_stats=False, resamples=resamples)
-    mark_zero_shot_best(board)
-    if with_stats:
-        add_heldout_statistics(board, resamples)
+    """The held-out board of ``rows`` on ``splits`` (module docstring): ordered and named as any
+    board, with each column's best zero-shot row marked."""
+    board = finish(ds, splits, rows, [], measures)
+    board.zero_shot_best = best_of(board, board.zero_shot_rows)
     return board
 
 
-def mark_zero_shot_best(board: Leaderboard) -> None:
-    """``board.zero_shot_best[(split or None, measure)]``: the best zero-shot competing row."""
-    from sourcesum.board.collect import best_of
-
-    board.zero_shot_best = best_of(board, board.zero_shot_rows)
-
-
-def add_heldout_statistics(
+def heldout_statistics(
     board: Leaderboard,
     resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
     cache: StatsCache | None = None,
-) -> None:
-    """The main board's statistics, then each row against ``lead`` and against the column's best
-    zero-shot row: differences with CIs, and (split columns) tests."""
+) -> BoardStats:
+    """The main board's statistics (no tie report, no human table), then each row against
+    ``lead`` and against the column's best zero-shot row: differences with CIs, and (split
+    columns) tests."""
     from sourcesum.board.statistics import (
         add_statistics,
         difference_intervals,
@@ -71,7 +58,8 @@ def add_heldout_statistics(
     )
 
     cache = StatsCache.default() if cache is None else cache
-    add_statistics(board, resamples, seed, cache)
+    out = BoardStats()
+    add_statistics(board, out, resamples, seed, cache)
     groups = {s.name: resampling_clusters(s) for s in board.splits}
     for measure in board.measures:
         for against in AGAINST:
@@ -84,7 +72,9 @@ def add_heldout_statistics(
                     [(r, base) for r in others], board, split, measure, cache, resamples, seed, groups
                 )
                 for row, interval in zip(others, intervals, strict=True):
-                    row.differences[(against, split, measure)] = interval
+                    out.rows.setdefault(row.label, RowStats()).differences[(against, split, measure)] = (
+                        interval
+                    )
                 if split is None or against == "lead":  # against lead: the main board's test
                     continue
                 family = tested_family(
@@ -101,8 +91,9 @@ def add_heldout_statistics(
                     seed,
                 )
                 for row, marked in zip(others, family, strict=True):
-                    row.vs_zero_shot[(split, measure)] = marked
+                    out.rows.setdefault(row.label, RowStats()).vs_zero_shot[(split, measure)] = marked
     cache.save()
+    return out
 
 
 def _base(board: Leaderboard, against: str, split: str | None, measure: Measure) -> Row | None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sourcesum.configs import Configuration
 from sourcesum.errors import SourceSumError
+from sourcesum.runner.configs import Configuration
 
 MAX_NAME = 48
 """The longest display name."""

@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from sourcesum.board.view import BoardView
-from sourcesum.human import HUMAN_LABEL
-from sourcesum.significance import BATCH_FLIPS, LEVEL, LOOK_LEVEL, LOOKS, MAX_FLIPS
-from sourcesum.stats import ALPHA
+from sourcesum.evaluation.human import HUMAN_LABEL
+from sourcesum.stats.bootstrap import ALPHA
+from sourcesum.stats.significance import BATCH_FLIPS, LEVEL, LOOK_LEVEL, LOOKS, MAX_FLIPS
 
 TIES_TEXT = (
     "Share of pairs with at least one tied score, share of sentences tied with another sentence "
@@ -129,7 +129,7 @@ def published_intro(view: BoardView, quote: str = "`") -> str:
     # ``quote``: around names that are constants here (the repository, a folder) or published
     # rows' labels, which come from the manifest; a backtick in Markdown, nothing on the site
     """What the published rows are and what was checked (Markdown with ``quote`` = backtick)."""
-    from sourcesum.published import source
+    from sourcesum.store.published import source
 
     origin = source()
     q = quote

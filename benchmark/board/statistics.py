@@ -1,6 +1,6 @@
 """The board's statistics: CIs, significance against the best and against ``lead``, tie
-reports and the human-agreement table (see :mod:`sourcesum.stats` for the bootstrap and
-:mod:`sourcesum.significance` for the tests and their decision rule).
+reports and the human-agreement table (see :mod:`sourcesum.stats.bootstrap` for the bootstrap and
+:mod:`sourcesum.stats.significance` for the tests and their decision rule).
 
 * Every cell gets a 95% percentile bootstrap CI (10,000 resamples, seed 0) that **resamples
   clusters** (``Split.clusters``: SourceSum's documents; on CNN/DM several pairs share one, on
@@ -18,8 +18,8 @@ reports and the human-agreement table (see :mod:`sourcesum.stats` for the bootst
   resample.
 
 Every interval, batch of sign-flip counts and tie report is memoised
-(:class:`~sourcesum.statscache.StatsCache`) under the sha256 of its exact inputs; intervals
-missing are computed in one batch per kind (:func:`~sourcesum.statscache.memoised`; batched
+(:class:`~sourcesum.stats.cache.StatsCache`) under the sha256 of its exact inputs; intervals
+missing are computed in one batch per kind (:func:`~sourcesum.stats.cache.memoised`; batched
 results are bit-identical to one call per vector); Holm and the decisions are recomputed each
 time.
 """
@@ -32,25 +32,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sourcesum import stats
-from sourcesum.board.model import Leaderboard, Row
+from sourcesum.board.model import BoardStats, HumanAgreement, Leaderboard, Row, RowStats
 from sourcesum.data import Split
-from sourcesum.hashing import canonical_json
-from sourcesum.human import HUMAN_LABEL, HumanAgreement, agreement_per_pair, coverage
-from sourcesum.measures import Measure
-from sourcesum.qrels import Run
-from sourcesum.significance import (
+from sourcesum.evaluation.human import HUMAN_LABEL, agreement_per_pair, coverage
+from sourcesum.evaluation.measures import Measure
+from sourcesum.evaluation.qrels import Run
+from sourcesum.evaluation.ties import tie_report
+from sourcesum.stats.cache import INTERVAL, SIGN_FLIP_BATCHES, StatsCache, memoised, stats_key
+from sourcesum.stats.significance import (
     Marked,
     average_contributions,
     cluster_contributions,
     decide_family,
     seed_for,
 )
-from sourcesum.statscache import INTERVAL, SIGN_FLIP_BATCHES, StatsCache, memoised, stats_key
-from sourcesum.store import ScoreEntry
-from sourcesum.ties import tie_report
+from sourcesum.store.entry import ScoreEntry
+from sourcesum.util.hashing import canonical_json
 
 TIES_VERSION = "1"
-"""Bump when :func:`sourcesum.ties.tie_report` changes what it computes."""
+"""Bump when :func:`sourcesum.evaluation.ties.tie_report` changes what it computes."""
 
 
 def resampling_clusters(split: Split) -> list[str]:
@@ -63,23 +63,26 @@ def add_all_statistics(
     resamples: int = stats.DEFAULT_RESAMPLES,
     cache: StatsCache | None = None,
     seed: int = stats.DEFAULT_SEED,
-) -> None:
-    """What a rendered board adds to its rows' evaluations: tie reports, the human-agreement
-    table (datasets with per-annotator votes), CIs and significance marks (``seed`` seeds the
-    bootstrap and is mixed into every test's own seed)."""
+) -> BoardStats:
+    """The statistics a rendered board shows besides its rows' evaluations: tie reports, the
+    human-agreement table (datasets with per-annotator votes), CIs and significance marks
+    (``seed`` seeds the bootstrap and is mixed into every test's own seed)."""
     cache = StatsCache.default() if cache is None else cache
+    out = BoardStats()
     splits = {s.name: s for s in board.splits}
     for row in board.rows:
+        row_stats = out.rows.setdefault(row.label, RowStats())
         for name, entry in row.entries.items():
-            row.ties[name] = cached_tie_report(splits[name], entry, row, board.measures, cache)
-    board.human = human_agreement(board) if board.dataset.human_agreement else None
-    add_statistics(board, resamples, seed, cache)
+            row_stats.ties[name] = cached_tie_report(splits[name], entry, row, board.measures, cache)
+    out.human = human_agreement(board) if board.dataset.human_agreement else None
+    add_statistics(board, out, resamples, seed, cache)
+    return out
 
 
 def cached_tie_report(
     split: Split, entry: ScoreEntry, row: Row, measures: Sequence[Measure], cache: StatsCache
 ) -> dict[str, Any]:
-    """:func:`~sourcesum.ties.tie_report` of a row's entry, memoised in ``cache`` under the
+    """:func:`~sourcesum.evaluation.ties.tie_report` of a row's entry, memoised in ``cache`` under the
     sha256 of the split (name, data checksum, pair ids), the measures and the exact scores."""
     values = Run.of_split(split, entry.scores, row.label).values
     name = f"ties/{TIES_VERSION}|{split.name}|{split.sha256}|{'|'.join(m.name for m in measures)}"
@@ -93,7 +96,7 @@ def cached_tie_report(
 
 
 def is_tie_report(value: Any, measures: Sequence[Measure]) -> bool:
-    """The shape :func:`~sourcesum.ties.tie_report` returns: two shares in [0, 1] and, per
+    """The shape :func:`~sourcesum.evaluation.ties.tie_report` returns: two shares in [0, 1] and, per
     measure, each tie rule's mean (a number or null, for an undefined mean)."""
 
     def share(x: Any) -> bool:
@@ -128,14 +131,14 @@ def human_measures(measures: Sequence[Measure]) -> tuple[Measure, ...]:
 def memoised_agreement(
     split: Split, entry: ScoreEntry, measures: Sequence[Measure], label: str
 ) -> pd.DataFrame:
-    """:func:`~sourcesum.human.agreement_per_pair` of an entry's scores, from the memo
-    (:mod:`sourcesum.memo`) when the same scores (their sha256) met the same split, measures and
+    """:func:`~sourcesum.evaluation.human.agreement_per_pair` of an entry's scores, from the memo
+    (:mod:`sourcesum.util.memo`) when the same scores (their sha256) met the same split, measures and
     code before."""
-    from sourcesum import memo
-    from sourcesum.evaluation import evaluation_code, frame_of_record, frame_record
+    from sourcesum.evaluation.evaluate import evaluation_code, frame_of_record, frame_record
+    from sourcesum.util import memo
 
     parts = [
-        evaluation_code(split, measures, extra=("sourcesum.human",)),
+        evaluation_code(split, measures, extra=("sourcesum.evaluation.human",)),
         entry.scores_checksum(),
         split.name,
         split.sha256,
@@ -193,7 +196,7 @@ def tested_family(
     cache: StatsCache,
     seed: int = stats.DEFAULT_SEED,
 ) -> list[Marked]:
-    """The decision rule of :mod:`sourcesum.significance` on one family of tests. Test ``i`` is
+    """The decision rule of :mod:`sourcesum.stats.significance` on one family of tests. Test ``i`` is
     named by ``identities[i]`` (the two rows compared, the column, the measure) and draws from
     ``seed_for(seed, kind, *identities[i])``: adding a test to the family changes no other
     test's draws. Its batches of sign patterns are memoised in ``cache`` under the sha256 of
@@ -216,16 +219,17 @@ def tested_family(
 
 def add_statistics(
     board: Leaderboard,
+    out: BoardStats,
     resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
     cache: StatsCache | None = None,
 ) -> None:
-    """Fill every row's CIs; for competing rows, Holm-adjusted p-values against the column's
-    best and against ``lead``; and the human-agreement table's CIs and tests."""
+    """Fill ``out`` with every row's CIs; for competing rows, Holm-adjusted p-values against the
+    column's best and against ``lead``; and the human-agreement table's CIs and tests."""
     cache = StatsCache.default() if cache is None else cache
     groups = {split.name: resampling_clusters(split) for split in board.splits}
     for measure in board.measures:
-        _row_intervals(board, measure, cache, resamples, seed, groups)
+        _row_intervals(board, out, measure, cache, resamples, seed, groups)
         for split in board.splits:
             best_label = board.best.get((split.name, measure))
             if best_label is not None:
@@ -233,13 +237,13 @@ def add_statistics(
                 for row, marked in _tests_against(
                     best, "best", board, split.name, measure, cache, groups, seed
                 ):
-                    row.vs_best[(split.name, measure)] = marked
+                    out.rows.setdefault(row.label, RowStats()).vs_best[(split.name, measure)] = marked
             lead = board.lead
             if lead is not None and split.name in lead.evaluations:
                 for row, marked in _tests_against(
                     lead, "lead", board, split.name, measure, cache, groups, seed
                 ):
-                    row.vs_lead[(split.name, measure)] = marked
+                    out.rows.setdefault(row.label, RowStats()).vs_lead[(split.name, measure)] = marked
         best_label = board.best.get((None, measure))
         if best_label is not None:
             best = board.row(best_label)
@@ -268,15 +272,16 @@ def add_statistics(
                 seed,
             )
             for row, marked in zip(others, family, strict=True):
-                row.vs_best[(None, measure)] = marked
-    if board.human is not None:
+                out.rows.setdefault(row.label, RowStats()).vs_best[(None, measure)] = marked
+    if out.human is not None:
         identities = {r.label: row_identity(r) for r in board.competing_rows}
-        _human_statistics(board.human, board.splits, cache, resamples, seed, groups, identities)
+        _human_statistics(out.human, board.splits, cache, resamples, seed, groups, identities)
     cache.save()
 
 
 def _row_intervals(
     board: Leaderboard,
+    out: BoardStats,
     measure: Measure,
     cache: StatsCache,
     resamples: int,
@@ -288,13 +293,13 @@ def _row_intervals(
         rows = [r for r in board.rows if split.name in r.evaluations]
         vectors = [r.evaluations[split.name].values(measure) for r in rows]
         for row, ci in zip(rows, intervals(vectors, groups[split.name], cache, resamples, seed), strict=True):
-            row.ci[(split.name, measure)] = ci
+            out.rows.setdefault(row.label, RowStats()).ci[(split.name, measure)] = ci
     complete = [r for r in board.rows if all(s.name in r.evaluations for s in board.splits)]
     per_row = [[r.evaluations[s.name].values(measure) for s in board.splits] for r in complete]
     for row, ci in zip(
         complete, average_intervals(per_row, board, cache, resamples, seed, groups), strict=True
     ):
-        row.ci[(None, measure)] = ci
+        out.rows.setdefault(row.label, RowStats()).ci[(None, measure)] = ci
 
 
 def average_intervals(

@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage error already printed as one line
         return int(exc.code or 0)
     handler: Callable[[argparse.Namespace], int] = args.func
-    from sourcesum import memo
+    from sourcesum.util import memo
 
     memo.reset_notes()  # each note once per command
     try:

@@ -13,7 +13,7 @@ from typing import Any
 from sourcesum import paths
 from sourcesum.cli.common import measures_help
 from sourcesum.errors import SourceSumError
-from sourcesum.measures import Measure
+from sourcesum.evaluation.measures import Measure
 from sourcesum.outputs.escape import md_code, terminal
 
 
@@ -64,41 +64,51 @@ def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure])
     ``--declaration``) from data/scores (or ``--scores-dir``); with ``--all``, every usable entry
     of ``--scores-dir`` (default: your store) over data/scores."""
     from sourcesum.board import collect, collect_declared, read_declaration
-    from sourcesum.store import ScoreStore, open_stores
+    from sourcesum.store.stores import ScoreStore, open_stores
 
     if args.all:
-        board = collect(
+        return collect(
             open_stores(args.scores_dir, must_exist=True),
             measures=measures,
             dataset_name=args.dataset,
             include_unknown=True,
         )
-        store = md_code(paths.shown(args.scores_dir)) if args.scores_dir else "your score store"
-        board.scores_from = f"every usable entry of {store} and of the committed `data/scores/`"
-        board.regenerate = "`sourcesum leaderboard --all -o FILE`" + (
-            f" with {md_code('--scores-dir ' + paths.shown(args.scores_dir))}" if args.scores_dir else ""
-        )
-        return board
     from sourcesum.cli.common import declared_store_root
 
     root = declared_store_root(args.scores_dir)
     declaration = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
-    board = collect_declared(
+    return collect_declared(
         read_declaration(declaration), ScoreStore(root, writable=False), measures=measures
     )
-    if args.scores_dir or args.declaration:
-        store = paths.shown(args.scores_dir) if args.scores_dir else "data/scores"
-        rows = paths.shown(args.declaration) if args.declaration else "leaderboard.toml"
-        board.scores_from = f"the files in {md_code(store)}, the rows of {md_code(rows)}"
-        board.regenerate = md_code(
+
+
+def board_text(args: argparse.Namespace) -> Any:
+    """Where the board's scores come from and the command that renders it again, in words
+    (:class:`~sourcesum.outputs.markdown.BoardText`, the Markdown header)."""
+    from sourcesum.outputs.markdown import BoardText
+
+    if args.all:
+        store = md_code(paths.shown(args.scores_dir)) if args.scores_dir else "your score store"
+        return BoardText(
+            f"every usable entry of {store} and of the committed `data/scores/`",
+            "`sourcesum leaderboard --all -o FILE`"
+            + (f" with {md_code('--scores-dir ' + paths.shown(args.scores_dir))}" if args.scores_dir else ""),
+        )
+    if not (args.scores_dir or args.declaration):
+        return BoardText()
+    store = paths.shown(args.scores_dir) if args.scores_dir else "data/scores"
+    rows = paths.shown(args.declaration) if args.declaration else "leaderboard.toml"
+    return BoardText(
+        f"the files in {md_code(store)}, the rows of {md_code(rows)}",
+        md_code(
             "sourcesum leaderboard"
             + "".join(
                 f" --{flag} {paths.shown(value)}"
                 for flag, value in (("declaration", args.declaration), ("scores-dir", args.scores_dir))
                 if value
             )
-        )
-    return board
+        ),
+    )
 
 
 def check_board_inputs(args: argparse.Namespace) -> None:
@@ -133,14 +143,14 @@ def _writes_committed(path: Path) -> bool:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from sourcesum import memo
-    from sourcesum.board import build_view
-    from sourcesum.files import check_file_target, write_bytes_atomic, write_text_atomic
-    from sourcesum.measures import parse_measures
+    from sourcesum.board import view_of
+    from sourcesum.evaluation.measures import parse_measures
     from sourcesum.outputs.latex import is_our_latex, render_latex
     from sourcesum.outputs.markdown import is_our_markdown, plot_name_for, render_markdown
     from sourcesum.outputs.plot import is_our_plot, render_png
     from sourcesum.outputs.tables import is_our_csv, is_our_json, render_csv, render_json
+    from sourcesum.util import memo
+    from sourcesum.util.files import check_file_target, write_bytes_atomic, write_text_atomic
 
     measures = parse_measures(args.measures)
     if args.all and args.output is None:
@@ -171,9 +181,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     tracked = any(_writes_committed(p) for p in (target, plot) if p)
     with memo.fresh() if tracked else contextlib.nullcontext():
         board = declared_or_all_board(args, measures)
-        view = build_view(board)
+        view = view_of(board)
         if args.format == "markdown":
-            text = render_markdown(view, plot_name_for(Path(output)) if to_file else "leaderboard.png")
+            plot_name = plot_name_for(Path(output)) if to_file else "leaderboard.png"
+            text = render_markdown(view, plot_name, board_text(args))
         elif args.format == "latex":
             text = render_latex(view, ci=args.ci)
         else:
@@ -210,8 +221,8 @@ def print_heldout_pending(board: Any) -> None:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from sourcesum.board import LEADERBOARD_MEASURES, build_view, read_declaration
-    from sourcesum.board.pairs import explorer_data
+    from sourcesum.board import LEADERBOARD_MEASURES, read_declaration, view_of
+    from sourcesum.board.explorer import explorer_data
     from sourcesum.data import dataset
     from sourcesum.outputs.site import build_site, check_site_target
 
@@ -226,7 +237,7 @@ def cmd_site(args: argparse.Namespace) -> int:
     explorers = {
         split.name: explorer_data(b, split.name) for b in [board, *board.tasks] for split in b.splits
     }
-    pages = build_site(build_view(board), explorers, out)
+    pages = build_site(view_of(board), explorers, out)
     print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {site_sizes(pages)})")
     for item in board.stale:
         print(terminal(f"note: skipped stale score file {item}"), file=sys.stderr)

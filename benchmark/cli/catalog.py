@@ -45,9 +45,9 @@ def ranker_listing(name: str, cls: Any) -> dict[str, Any]:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from sourcesum.data import all_datasets
-    from sourcesum.measures import MEASURES
-    from sourcesum.protocols import PROTOCOLS
+    from sourcesum.evaluation.measures import MEASURES
     from sourcesum.rankers import RANKERS
+    from sourcesum.runner.protocols import PROTOCOLS
 
     listed: list[dict[str, Any]] = []
     for ds in all_datasets():

@@ -42,7 +42,7 @@ def incomplete_count(message: str) -> int:
 def citation_payload(args: argparse.Namespace) -> dict[str, Any]:
     """Everything ``cite`` prints (the JSON fields, module docstring)."""
     from sourcesum.board import IncompleteLeaderboard, collect_declared, read_declaration
-    from sourcesum.citation import (
+    from sourcesum.board.citation import (
         SOFTWARE_AUTHOR,
         SOFTWARE_TITLE,
         harness_revision,
@@ -50,7 +50,7 @@ def citation_payload(args: argparse.Namespace) -> dict[str, Any]:
         software_bibtex,
     )
     from sourcesum.data import dataset
-    from sourcesum.store import ScoreStore
+    from sourcesum.store.stores import ScoreStore
 
     path = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
     declaration = read_declaration(path)
@@ -63,7 +63,7 @@ def citation_payload(args: argparse.Namespace) -> dict[str, Any]:
     incomplete = 0
     rows: list[dict[str, Any]] = []
     try:
-        board = collect_declared(declaration, ScoreStore(root, writable=False), with_stats=False)
+        board = collect_declared(declaration, ScoreStore(root, writable=False))
     except IncompleteLeaderboard as exc:
         incomplete = incomplete_count(str(exc))
     else:

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from sourcesum.errors import SourceSumError
-from sourcesum.measures import Measure, measure_forms
+from sourcesum.evaluation.measures import Measure, measure_forms
 from sourcesum.outputs.escape import terminal
 
 SCHEMAS = {
-    "run": "sourcesum-run/1",
-    "evaluate": "sourcesum-evaluate/1",
+    "run": "sourcesum-run/2",
+    "evaluate": "sourcesum-evaluate/2",
     "compare": "sourcesum-compare/1",
     "list": "sourcesum-list/1",
     "verify": "sourcesum-verify/1",
@@ -28,7 +28,7 @@ SCHEMAS = {
 }
 """The ``schema`` field of each command's JSON output: ``<name>/<version>``; the version goes
 up when a field changes meaning or disappears (docs/json.md documents every field). The board's
-JSON (``leaderboard --format json``) is ``sourcesum-leaderboard/1``, written by
+JSON (``leaderboard --format json``) is ``sourcesum-leaderboard/2``, written by
 :func:`sourcesum.outputs.tables.render_json`."""
 
 
@@ -105,12 +105,12 @@ def emit(
 ) -> None:
     """Results of ``run`` / ``evaluate``: JSON (``schema``), or a table followed by one note per
     caveat."""
-    from sourcesum.outputs.tables import format_table
+    from sourcesum.outputs.text import format_table
 
     if as_json:
         print_json(schema, {"results": records})
         return
-    columns = [system_key, "split", "examples"] + [m.json_key for m in measures]
+    columns = [system_key, "split", "pairs"] + [m.json_key for m in measures]
     print(terminal(format_table(records, columns)))
     notes: list[str] = []
     for record in records:

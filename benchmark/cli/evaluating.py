@@ -57,9 +57,14 @@ def looks_like_trec(path: Path) -> bool:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from sourcesum.data import dataset_of, load_split
-    from sourcesum.evaluation import evaluate_split
-    from sourcesum.measures import parse_measures
-    from sourcesum.scorefiles import check_against_split, infer_split, read_sourcesum_json, read_trec_run
+    from sourcesum.evaluation.evaluate import evaluate_split
+    from sourcesum.evaluation.measures import parse_measures
+    from sourcesum.store.scorefiles import (
+        check_against_split,
+        infer_split,
+        read_sourcesum_json,
+        read_trec_run,
+    )
 
     if args.format == "sourcesum":
         if looks_like_trec(Path(args.file)):

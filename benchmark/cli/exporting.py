@@ -26,9 +26,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from sourcesum.cli.inspecting import board_of_stores
     from sourcesum.outputs.trec import export_trec
 
-    written = export_trec(
-        board_of_stores(args.scores_dir, args.dataset, with_stats=False, published=False), Path(args.output)
-    )
+    written = export_trec(board_of_stores(args.scores_dir, args.dataset, published=False), Path(args.output))
     print(
         f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split, "
         f"and {written[-1].name} listing them):"

@@ -60,16 +60,14 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_show)
 
 
-def board_of_stores(
-    scores_dir: str | None, dataset: str, with_stats: bool = True, published: bool = True
-) -> Any:
+def board_of_stores(scores_dir: str | None, dataset: str, published: bool = True) -> Any:
     """Every usable entry of the user store over the committed one on ``dataset``'s board
     splits, plus (``published``) the published outputs (compare, show, export); rows the
     committed declaration names carry those names."""
     from sourcesum import paths
     from sourcesum.board import collect, read_declaration
     from sourcesum.errors import SourceSumError
-    from sourcesum.store import open_stores
+    from sourcesum.store.stores import open_stores
 
     try:
         declared = read_declaration(paths.DECLARATION_PATH)
@@ -77,7 +75,6 @@ def board_of_stores(
         declared = None
     return collect(
         open_stores(scores_dir, must_exist=True),
-        with_stats=with_stats,
         published=published,
         dataset_name=dataset,
         declared=declared if declared is not None and declared.dataset == dataset else None,
@@ -87,7 +84,7 @@ def board_of_stores(
 def cmd_compare(args: argparse.Namespace) -> int:
     from sourcesum.board.compare import compare_rows
     from sourcesum.data import dataset_of, resolve_split_names
-    from sourcesum.measures import parse_measures
+    from sourcesum.evaluation.measures import parse_measures
     from sourcesum.outputs.comparisons import format_comparisons
 
     names = args.rankers
@@ -106,7 +103,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"--split {args.split}: compare works on the board splits "
             f"({', '.join(ds.board_splits())}), not {', '.join(off_board)}"
         )
-    board = board_of_stores(args.scores_dir, ds.name, with_stats=False)
+    board = board_of_stores(args.scores_dir, ds.name)
     rows = [board.row(name) for name in names]
     results = compare_rows(
         rows,
@@ -126,14 +123,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def declared_labels() -> list[str]:
     from sourcesum import paths
     from sourcesum.board import read_declaration
-    from sourcesum.configs import Configuration
+    from sourcesum.runner.configs import Configuration
 
     declared = read_declaration(paths.DECLARATION_PATH)
     return [Configuration.of(d.ranker, d.params).label for d in declared.rows if not d.published]
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from sourcesum.board.pairs import default_rows, find_pair, pair_view
+    from sourcesum.board.explorer import default_rows, find_pair, pair_view
     from sourcesum.data import dataset_of
     from sourcesum.outputs.pairview import format_view
 
@@ -145,7 +142,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise SourceSumError("show: give a pair id (`sourcesum show --list [SPLIT]` lists them)")
     split, pair = find_pair(args.pair_id)
     ds = dataset_of(split.name)
-    board = board_of_stores(args.scores_dir, ds.name, with_stats=False)
+    board = board_of_stores(args.scores_dir, ds.name)
     rankers: list[str] | None
     if args.ranker:
         rankers = [n.strip() for n in args.ranker.split(",") if n.strip()]

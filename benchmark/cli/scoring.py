@@ -88,7 +88,7 @@ def add_parsers(sub: Any) -> None:
 
 def selection(args: argparse.Namespace) -> Any:
     """The pairs ``run`` scores: ``--limit``, ``--pairs``, ``--shard`` (default: all)."""
-    from sourcesum.runner import Selection, Shard
+    from sourcesum.runner.selection import Selection, Shard
 
     pair_ids = frozenset(p.strip() for p in args.pairs.split(",") if p.strip()) if args.pairs else None
     shard = Shard.parse(args.shard) if args.shard else None
@@ -97,11 +97,11 @@ def selection(args: argparse.Namespace) -> Any:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from sourcesum.data import load_split, resolve_split_names
-    from sourcesum.evaluation import evaluate_split
-    from sourcesum.measures import parse_measures
+    from sourcesum.evaluation.evaluate import evaluate_split
+    from sourcesum.evaluation.measures import parse_measures
     from sourcesum.rankers import create_ranker
-    from sourcesum.runner import run_splits
-    from sourcesum.store import open_stores
+    from sourcesum.runner.run import run_splits
+    from sourcesum.store.stores import open_stores
 
     names = [n.strip() for n in args.ranker.split(",") if n.strip()]
     if not names:
@@ -133,7 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from sourcesum.merge import merge_stores
+    from sourcesum.store.merge import merge_stores
 
     report = merge_stores([Path(s) for s in args.stores], Path(args.output))
     print(report.summary())
@@ -143,7 +143,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_migrate(args: argparse.Namespace) -> int:
     from sourcesum import paths
     from sourcesum.rankers import RANKERS
-    from sourcesum.store import migrate
+    from sourcesum.store.migrate import migrate
 
     root = Path(args.scores_dir).expanduser() if args.scores_dir else paths.user_scores_dir()
     if not root.is_dir():
@@ -158,8 +158,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from sourcesum.data import load_split, resolve_split_names
     from sourcesum.outputs.models import format_model
     from sourcesum.rankers import create_ranker
-    from sourcesum.runner import explain
-    from sourcesum.store import open_stores
+    from sourcesum.runner.explain import explain
+    from sourcesum.store.stores import open_stores
 
     ranker = create_ranker(args.ranker, **parse_params(args.param, [args.ranker])[args.ranker])
     store = open_stores(args.scores_dir)
@@ -181,8 +181,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Exit 0 when every entry reproduces (bit for bit, or within its ranker's tolerance), 1
     when one does not; bad input is exit 2 as everywhere."""
     from sourcesum.outputs.escape import terminal
-    from sourcesum.store import open_stores
-    from sourcesum.verify import entry_paths, verify_entry
+    from sourcesum.runner.verify import entry_paths, verify_entry
+    from sourcesum.store.stores import open_stores
 
     paths_ = entry_paths(args.entries)
     layers = open_stores(args.scores_dir).stores

@@ -34,8 +34,8 @@ import numpy as np
 from sourcesum.data.pairs import Judgment, Pair, Split
 from sourcesum.data.sources import PinnedFile, Source, local_copy, read_verified
 from sourcesum.errors import DataError, UnknownNameError
-from sourcesum.hashing import digest
 from sourcesum.registry import NAME, Registry
+from sourcesum.util.hashing import digest
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class Dataset:
     note), e.g. which pairs move together."""
     published_source: ClassVar[str] = ""
     """The source holding published systems' per-sentence outputs (shown as board rows), if
-    any (:mod:`sourcesum.published`)."""
+    any (:mod:`sourcesum.store.published`)."""
     training_splits: ClassVar[dict[str, tuple[str, ...]]] = {}
     """For a split, the splits of the same dataset a model may be trained on to score it (the
     ``in-domain`` protocol), e.g. WiCE's ``wice_test`` -> ``("wice_dev",)``."""

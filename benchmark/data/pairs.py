@@ -70,7 +70,7 @@ class Pair:
             raise LabelAccessError(
                 f"pair {self.__dict__.get('id', '?')}: rankers receive pair inputs without labels "
                 f"(read .{name}); a ranker that learns from labels declares a training protocol "
-                "and receives them through train() (see sourcesum.protocols)"
+                "and receives them through train() (see sourcesum.runner.protocols)"
             )
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from sourcesum import paths
 from sourcesum.errors import DataError, UnknownNameError
-from sourcesum.files import write_bytes_atomic
-from sourcesum.hashing import sha256_bytes
+from sourcesum.util.files import write_bytes_atomic
+from sourcesum.util.hashing import sha256_bytes
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from sourcesum.data.datasets import Dataset, ParsedSplit, SplitSpec, register_da
 from sourcesum.data.pairs import Judgment, Pair
 from sourcesum.data.sources import Source, manifest_source
 from sourcesum.errors import DataError
-from sourcesum.hashing import digest
+from sourcesum.util.hashing import digest
 
 ENV_VAR = "SOURCESUM_WICE_DIR"
 DOWNLOAD_DIR = "wice"

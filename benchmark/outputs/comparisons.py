@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sourcesum.board.compare import Comparison
-from sourcesum.outputs.tables import format_table
-from sourcesum.significance import LOOK_LEVEL
+from sourcesum.outputs.text import format_table
+from sourcesum.stats.significance import LOOK_LEVEL
 
 
 def p_text(p: float, standard_error: float, exact: bool) -> str:

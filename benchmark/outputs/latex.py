@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 
-from sourcesum.board.view import BoardView, fmt
+from sourcesum.board.view import BoardView
 from sourcesum.outputs.escape import latex
 from sourcesum.outputs.markdown import cell_text
+from sourcesum.util.numbers import fmt
 
 
 def render_latex(view: BoardView, ci: bool = False) -> str:

@@ -5,16 +5,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from sourcesum import __version__
 from sourcesum.board import prose
-from sourcesum.board.view import BoardView, Cell, DifferenceRow, RowView, fmt
+from sourcesum.board.view import BoardView, Cell, DifferenceRow, RowView
 from sourcesum.outputs.escape import md_cell, md_code
 from sourcesum.outputs.templating import environment
-from sourcesum.stats import ALPHA
+from sourcesum.stats.bootstrap import ALPHA
+from sourcesum.util.numbers import fmt
 
 PLOT_NAME = "leaderboard.png"
+
+
+@dataclass(frozen=True)
+class BoardText:
+    """What the Markdown header says of where the scores come from and how to render the board
+    again (the command line knows; the board does not)."""
+
+    scores_from: str = "the committed files in `data/scores/`"
+    regenerate: str = "`bash scripts/leaderboard.sh` (or `sourcesum leaderboard`)"
 
 
 def cell_text(cell: Cell, ci: bool, bold: tuple[str, str], mark: str, undecided: str = " ?") -> str:
@@ -164,8 +175,9 @@ def is_our_markdown(payload: bytes) -> bool:
     return first.startswith("# ") and first.endswith(" leaderboard") and "; sourcesum-bench " in text
 
 
-def render_markdown(view: BoardView, plot: str = PLOT_NAME) -> str:
-    """The Markdown board; ``plot`` is the file name of the plot it links to."""
+def render_markdown(view: BoardView, plot: str = PLOT_NAME, text: BoardText = BoardText()) -> str:
+    """The Markdown board; ``plot`` is the file name of the plot it links to, ``text`` what the
+    header says of its scores' origin and how to render it again."""
     coverage, human = human_tables(view) if view.human else ("", "")
     zero_shot = [r for r in view.ranked if not r.supervised]
     supervised = [r for r in view.ranked if r.supervised]
@@ -205,5 +217,6 @@ def render_markdown(view: BoardView, plot: str = PLOT_NAME) -> str:
             split_count=prose.count_word(len(view.splits)),
             measures_note=measures_note(view),
             md_code=md_code,
+            text=text,
         )
     )

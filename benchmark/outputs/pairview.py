@@ -1,5 +1,5 @@
 """The per-pair view in a terminal (``sourcesum show``): the summary, then every sentence with
-its votes and each row's score and rank (data: :func:`sourcesum.board.pairs.pair_view`)."""
+its votes and each row's score and rank (data: :func:`sourcesum.board.explorer.pair_view`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The leaderboard plot: per split, each row's mean of every board measure with 95% CI whiskers (PNG).
 
 Drawing costs about a second (importing matplotlib, then rendering), so the PNG bytes are
-memoised (:mod:`sourcesum.memo`, kind ``plots``) under everything the drawing reads
+memoised (:mod:`sourcesum.util.memo`, kind ``plots``) under everything the drawing reads
 (:func:`plot_inputs`: labels, split titles, measure names, every mean and CI bound, exactly),
 this module's source and the matplotlib version (:func:`plot_parts`). An unchanged board reuses
 the drawing; any change draws anew.
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 from sourcesum.board.view import BoardView, RowView
-from sourcesum.hashing import sha256_bytes
+from sourcesum.util.hashing import sha256_bytes
 
 PLOT_MARK = "sourcesum-bench leaderboard plot"
 """Written into every plot's PNG metadata: how a later run knows the file is ours to replace."""
@@ -71,9 +71,9 @@ def plot_parts(view: BoardView) -> list[Any]:
 
 def render_png(view: BoardView) -> bytes:
     """PNG bytes; deterministic for the same leaderboard (no timestamps in the metadata), from
-    the memo (:mod:`sourcesum.memo`) when an identical board was drawn before. A recalled
+    the memo (:mod:`sourcesum.util.memo`) when an identical board was drawn before. A recalled
     record that does not hold one of our plots is drawn again (with a note), never used."""
-    from sourcesum import memo
+    from sourcesum.util import memo
 
     def from_record(record: memo.Record) -> bytes:
         data = record.arrays.get("png")

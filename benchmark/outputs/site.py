@@ -2,7 +2,7 @@
 
 ``build_site(view, explorers, out)`` writes, from the view-model that ``sourcesum leaderboard``
 renders (:mod:`sourcesum.board.view`) and each split's explorer data
-(:func:`sourcesum.board.pairs.explorer_data`; nothing is recomputed here):
+(:func:`sourcesum.board.explorer.explorer_data`; nothing is recomputed here):
 
 - ``index.html``: the ranked rows, the published systems and the reference rows in separate
   tables (sortable by every column, with CIs and significance marks), the rows significantly
@@ -28,13 +28,14 @@ from typing import Any, NamedTuple
 
 from sourcesum import __version__
 from sourcesum.board import prose
-from sourcesum.board.view import BoardView, RowView, fmt
+from sourcesum.board.view import BoardView, RowView
 from sourcesum.data import Dataset
 from sourcesum.errors import SourceSumError
-from sourcesum.files import check_folder_target, owned_files, write_bytes_atomic, write_text_atomic
 from sourcesum.outputs.templating import TEMPLATES, environment
 from sourcesum.paths import PROJECT_ROOT
-from sourcesum.stats import ALPHA
+from sourcesum.stats.bootstrap import ALPHA
+from sourcesum.util.files import check_folder_target, owned_files, write_bytes_atomic, write_text_atomic
+from sourcesum.util.numbers import fmt
 
 CITATION_PATH = PROJECT_ROOT / "CITATION.cff"
 PLOT_FILE = "plot.png"

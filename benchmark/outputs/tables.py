@@ -2,10 +2,10 @@
 
 JSON (``sourcesum leaderboard --format json``): ``{"version", "results": [record...],
 "averages": [record...], "human_agreement": {...}}`` with one record per (row, split)
-(:func:`sourcesum.board.view.records`) and one per row with every split for the Avg columns
-(:func:`sourcesum.board.view.average_records`). A test is given as ``<key>_p_vs_best`` (Holm's
+(:func:`records`) and one per row with every split for the Avg columns
+(:func:`average_records`). A test is given as ``<key>_p_vs_best`` (Holm's
 adjustment of the point p-value) with ``_interval``, ``_decision``, ``_raw``, ``_mc_se``,
-``_flips`` and ``_exact`` (:func:`sourcesum.board.view.test_record`).
+``_flips`` and ``_exact`` (:func:`test_record`).
 CSV: one line per row: its display name and full label, per split and measure the mean and CI (``<split> <column>``, ``... CI
 low``, ``... CI high``), the Avg columns likewise, then every other field of the row's JSON
 records, named ``<split title> <key>`` with nested keys joined by spaces
@@ -18,36 +18,118 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+import math
 from typing import Any
 
 from sourcesum import __version__
-from sourcesum.board.view import BoardView, fmt
+from sourcesum.board.view import BoardView
+from sourcesum.stats.significance import Marked
 
 
-def format_table(records: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
-    """A plain aligned text table of ``records`` (floats to 4 decimals)."""
-    cells = [
-        [fmt(r.get(c)) if isinstance(r.get(c), float) else str(r.get(c, "")) for c in columns]
-        for r in records
-    ]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=False))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)) for row in cells]
-    return "\n".join(lines)
+def test_record(name: str, marked: Marked) -> dict[str, Any]:
+    """A test for JSON: ``name`` = Holm's adjustment of the point p-value, then its Holm-adjusted
+    Monte Carlo interval (the decision's basis), the decision, the raw p with its Monte Carlo
+    standard error, and the sign patterns counted (all of them when exact)."""
+    return {
+        name: marked.p_holm,
+        f"{name}_interval": list(marked.adjusted),
+        f"{name}_decision": marked.decision,
+        f"{name}_raw": marked.count.p,
+        f"{name}_mc_se": marked.count.standard_error,
+        f"{name}_flips": marked.count.flips,
+        f"{name}_exact": marked.count.exact,
+    }
+
+
+def records(view: BoardView) -> list[dict[str, Any]]:
+    """One flat record per (row, split): means, CIs, p vs best and vs lead, ties, NaN counts of
+    published outputs (JSON and CSV)."""
+    out = []
+    for row in view.ordered:
+        for split, summary in row.summaries:
+            record = dict(summary)
+            record["ranker"] = row.full_label
+            record["name"] = row.label
+            record["reference"] = row.reference
+            record["published"] = row.published
+            for measure in view.measures:
+                key = measure.json_key
+                if (split, measure) in row.stats.ci:
+                    record[f"{key}_ci"] = list(row.stats.ci[(split, measure)])
+                for name, tests in (("best", row.stats.vs_best), ("lead", row.stats.vs_lead)):
+                    marked = tests.get((split, measure))
+                    if marked is not None:
+                        record.update(test_record(f"{key}_p_vs_{name}", marked))
+            if split in row.stats.ties:
+                record["ties"] = row.stats.ties[split]
+            if split in row.nan_replaced:
+                record["nan_replaced"], record["all_nan_pairs"] = row.nan_replaced[split]
+            out.append(record)
+    return out
+
+
+def average_records(view: BoardView) -> list[dict[str, Any]]:
+    """One record per row with values on every board split: the Avg column's means (the mean of
+    the split means), CIs and test against the Avg column's best (JSON)."""
+    out = []
+    averages = [i for i, column in enumerate(view.columns) if column.split is None]
+    for row in view.ordered:
+        if not row.complete:
+            continue
+        record: dict[str, Any] = {
+            "ranker": row.full_label,
+            "name": row.label,
+            "reference": row.reference,
+            "published": row.published,
+            "splits": [name for name, _, _ in view.splits],
+        }
+        for i in averages:
+            measure = view.columns[i].measure
+            key = measure.json_key
+            value = row.cells[i].value
+            record[key] = value if math.isfinite(value) else None
+            if (None, measure) in row.stats.ci:
+                record[f"{key}_ci"] = list(row.stats.ci[(None, measure)])
+            marked = row.stats.vs_best.get((None, measure))
+            if marked is not None:
+                record.update(test_record(f"{key}_p_vs_best", marked))
+        out.append(record)
+    return out
+
+
+def human_records(view: BoardView) -> dict[str, Any] | None:
+    """The human-agreement table for JSON: coverage per split, then one record per cell."""
+    table = view.human_table
+    if table is None:
+        return None
+    cells = []
+    for (label, split), _ in table.per_pair.items():
+        for measure in table.measures:
+            cell: dict[str, Any] = {
+                "system": label,
+                "split": split,
+                "measure": measure.name,
+                "mean": table.mean(label, split, measure),
+            }
+            if (label, split, measure) in table.ci:
+                cell["ci"] = list(table.ci[(label, split, measure)])
+            if (label, split, measure) in table.vs_human:
+                cell.update(test_record("p_vs_human", table.vs_human[(label, split, measure)]))
+            cells.append(cell)
+    return {"coverage": table.coverage, "results": cells}
 
 
 def render_json(view: BoardView) -> str:
     payload: dict[str, Any] = {
-        "schema": "sourcesum-leaderboard/1",
+        "schema": "sourcesum-leaderboard/2",
         "version": __version__,
         "inputs_sha256": view.inputs_sha256,
-        "results": list(view.records),
-        "averages": list(view.average_records),
+        "results": records(view),
+        "averages": average_records(view),
     }
-    if view.human_records is not None:
-        payload["human_agreement"] = view.human_records
+    human = human_records(view)
+    if human is not None:
+        payload["human_agreement"] = human
     if view.heldout is not None:
         payload["heldout"] = heldout_records(view)
     elif view.heldout_pending is not None:
@@ -97,8 +179,8 @@ def heldout_records(view: BoardView) -> dict[str, Any]:
 
     return {
         "splits": [name for name, _, _ in heldout.board.splits],
-        "results": list(heldout.board.records),
-        "averages": list(heldout.board.average_records),
+        "results": records(heldout.board),
+        "averages": average_records(heldout.board),
         "zero_shot_best": {
             column.header: label
             for column, label in zip(heldout.board.columns, heldout.zero_shot_best, strict=True)
@@ -120,7 +202,7 @@ def render_csv(view: BoardView) -> str:
     shown |= {k for m in view.measures for k in (m.json_key, f"{m.json_key}_ci")}
     extra: dict[str, dict[str, Any]] = {}  # row label -> column -> value
     extra_columns: dict[str, list[str]] = {name: [] for name, _, _ in view.splits}
-    for record in view.records:
+    for record in records(view):
         for key, value in _flatten(record).items():
             if key in shown:
                 continue
@@ -129,7 +211,7 @@ def render_csv(view: BoardView) -> str:
                 extra_columns[record["split"]].append(name)
             extra.setdefault(record["name"], {})[name] = value
     average_columns: list[str] = []
-    for record in view.average_records:
+    for record in average_records(view):
         for key, value in _flatten(record).items():
             if key in shown or key == "splits":
                 continue

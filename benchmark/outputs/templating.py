@@ -1,4 +1,4 @@
-"""The Jinja2 environment of the templates in ``sourcesum/templates`` (Markdown and HTML)."""
+"""The Jinja2 environment of the templates in ``sourcesum/outputs/templates`` (Markdown and HTML)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from sourcesum.errors import SourceSumError
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def environment(autoescape: bool) -> Any:

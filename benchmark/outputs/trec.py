@@ -16,9 +16,9 @@ from pathlib import Path
 from sourcesum.board.model import Leaderboard
 from sourcesum.data import Split
 from sourcesum.errors import SourceSumError
-from sourcesum.files import check_folder_target, owned_files, write_text_atomic
-from sourcesum.hashing import sha256_bytes
-from sourcesum.qrels import Qrels, Relevance
+from sourcesum.evaluation.qrels import Qrels, Relevance
+from sourcesum.util.files import check_folder_target, owned_files, write_text_atomic
+from sourcesum.util.hashing import sha256_bytes
 
 INDEX_NAME = "sourcesum-export.json"
 """Lists every file an export wrote (name -> what it holds); later exports overwrite only those."""

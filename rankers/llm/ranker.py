@@ -28,7 +28,8 @@ from sourcesum.rankers.base import Ranker, register
 from sourcesum.rankers.llm.prompts import PRESETS, canonical_template, load_template
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Diagnostics
-from sourcesum.rankers.lm.models import DEFAULT_LM, resolve_dtype_name, weights_identity
+from sourcesum.rankers.lm.dtypes import resolve_dtype_name
+from sourcesum.rankers.lm.weights import DEFAULT_LM, weights_identity
 
 REQUESTS_FOLDER = Path("llm_judge") / "requests"
 """Where, under the runner's workspace (the score store's root), server responses are cached."""
@@ -204,7 +205,7 @@ class LLMJudgeRanker(Ranker):
         """``backend=openai``: the model id the server reported (on this run's responses, else
         its ``/models``), marked unverified: ``{"server_model": "<id> (reported by the server,
         unverified)"}``; nothing when it reports none. ``backend=local``: the weights' identity
-        (:func:`sourcesum.rankers.lm.models.weights_identity`, as the LM rankers record it)."""
+        (:func:`sourcesum.rankers.lm.weights.weights_identity`, as the LM rankers record it)."""
         if self.backend == "openai":
             ids = self.backend_impl().server_models()
             if not ids:

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from sourcesum.errors import SourceSumError
-from sourcesum.files import update_json_locked
-from sourcesum.hashing import sha256_hex
+from sourcesum.util.files import update_json_locked
+from sourcesum.util.hashing import sha256_hex
 
 
 def request_key(url: str, body: dict[str, Any]) -> str:
     """sha256 hex of the compact canonical JSON of ``[url, body]``
-    (:func:`sourcesum.hashing.sha256_hex` with ``compact=True``)."""
+    (:func:`sourcesum.util.hashing.sha256_hex` with ``compact=True``)."""
     return sha256_hex([url, body], compact=True)
 
 

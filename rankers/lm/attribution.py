@@ -47,7 +47,7 @@ from sourcesum.rankers.lm.inputs import (
     seq2seq_context,
     seq2seq_summary,
 )
-from sourcesum.rankers.lm.models import LoadedLM
+from sourcesum.rankers.lm.loading import LoadedLM
 
 if TYPE_CHECKING:  # torch is imported where scores are computed: listing rankers loads no model library
     import torch

@@ -12,9 +12,11 @@ from sourcesum.errors import ParameterError, RankerError
 from sourcesum.params import Param, signature_params
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.device import resolve_device
+from sourcesum.rankers.lm.dtypes import resolve_dtype_name
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, Context, WindowOverflow, check_length
+from sourcesum.rankers.lm.loading import LoadedLM, load_lm
 from sourcesum.rankers.lm.matmul import MATMUL_CHOICES, favoured_path, onednn_problem
-from sourcesum.rankers.lm.models import DEFAULT_LM, LoadedLM, load_lm, resolve_dtype_name, weights_identity
+from sourcesum.rankers.lm.weights import DEFAULT_LM, weights_identity
 
 if TYPE_CHECKING:
     from sourcesum.rankers.llm.backends.server_requests import RequestCounters
@@ -69,7 +71,7 @@ class LMRanker(Ranker):
     ``default_batch_size``). A subclass's ``__init__`` takes its own keywords plus ``**options``
     for these, and :meth:`parameters` lists both. ``device`` and ``batch_size`` are left out of
     the cache key; ``dtype`` and ``matmul`` are not, since they change the scores: ``auto`` is
-    resolved when the ranker is made (:func:`~sourcesum.rankers.lm.models.resolve_dtype_name`,
+    resolved when the ranker is made (:func:`~sourcesum.rankers.lm.dtypes.resolve_dtype_name`,
     :func:`~sourcesum.rankers.lm.matmul.favoured_path`), so the key and label hold the precision
     and path actually used, never ``auto``; ``matmul=default`` is left out of them.
 
@@ -318,7 +320,7 @@ class LMRanker(Ranker):
 
     def provenance(self) -> dict[str, str]:
         """The identity of the weights ``model`` loads, without loading them
-        (:func:`~sourcesum.rankers.lm.models.weights_identity`): for the offline default, the
+        (:func:`~sourcesum.rankers.lm.weights.weights_identity`): for the offline default, the
         package version and the GGUF file's sha256 (the dequantized cache is verified against
         them on load). ``backend=openai``: the model id the server reports, marked unverified
         (as ``llm_judge`` records it; nothing when it reports none), and the identity of the

@@ -135,16 +135,16 @@ def spaced(tokenizer: Any, text: str) -> tuple[tuple[int, ...], str]:
 
 @lru_cache(maxsize=8)
 def load_tokenizer(name: str) -> Any:
-    """The tokenizer :func:`~sourcesum.rankers.lm.models.load_lm` loads for ``name``, without the
+    """The tokenizer :func:`~sourcesum.rankers.lm.loading.load_lm` loads for ``name``, without the
     model (once per process): the packaged offline default's from its dequantized copy, whose
     manifest and tokenizer files are verified as a load verifies them (the weights are not read;
-    a missing or damaged copy is rebuilt, :func:`~sourcesum.rankers.lm.models.dequantized_copy`)."""
+    a missing or damaged copy is rebuilt, :func:`~sourcesum.rankers.lm.weights.dequantized_copy`)."""
     from sourcesum.rankers.device import quiet_loading
-    from sourcesum.rankers.lm import models
+    from sourcesum.rankers.lm import weights as models
     from transformers import AutoTokenizer
 
     source = name
-    if name in models._GGUF_MODELS:
+    if name in models.PACKAGED_MODELS:
         folder = models.dequantized_folder(name)
         try:
             models._manifest(folder, models.gguf_identity(name))

@@ -1,4 +1,4 @@
-"""Local Hugging Face causal LMs as LLM-judge backends (loaded by :mod:`sourcesum.rankers.lm.models`).
+"""Local Hugging Face causal LMs as LLM-judge backends (loaded by :mod:`sourcesum.rankers.lm.loading`).
 
 Shared work per pair: the prompts of a pair's sentences are tokenized in full, and their longest
 common token prefix (instruction, summary, ...) is run once; each sentence's remaining tokens
@@ -23,7 +23,7 @@ from sourcesum.errors import RankerError
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Dist, Rating, rating_distributions
 from sourcesum.rankers.lm.engine import accepts, cache_arguments, last_logits_only, returned_cache
-from sourcesum.rankers.lm.models import LoadedLM, load_lm
+from sourcesum.rankers.lm.loading import LoadedLM, load_lm
 
 
 def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
