@@ -16,11 +16,11 @@ is scored with a weight chosen on the other corpus's votes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sourcesum.data import Pair
-from sourcesum.errors import RankerError
+from sourcesum.errors import ParameterError, RankerError
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
 from sourcesum.rankers.context import ProtocolSpec, TrainingData
@@ -51,7 +51,6 @@ class OverlapPriorRanker(Ranker):
     name = "overlap_prior"
     version = "1"
     libraries = ("nltk", "scikit-learn")
-    label_params = ("protocol",)
     param_specs = {
         "lead_weight": Param(
             float,
@@ -80,15 +79,24 @@ class OverlapPriorRanker(Ranker):
         self._chosen: float | None = None
         self._fit: dict[str, Any] = {}
 
+    unkeyed_defaults: ClassVar[Mapping[str, Any]] = {"protocol": "cross-corpus", "folds": 5, "seed": 0}
+    """Left out of the key at these values (so a fixed weight's key holds the weight alone)."""
+
     @classmethod
     def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
-        """With ``lead_weight`` given no protocol applies: ``protocol``, ``folds`` and ``seed``
-        are dropped from the key; under a protocol other than ``kfold``, ``folds`` and ``seed``."""
-        if params.get("lead_weight") is not None:
-            return {"lead_weight": params["lead_weight"]}
-        if params.get("protocol") != "kfold":
-            return {k: v for k, v in params.items() if k not in ("folds", "seed")}
-        return params
+        """A fixed ``lead_weight`` takes no protocol (``protocol``, ``folds`` and ``seed`` off
+        their defaults are an error); ``folds`` and ``seed`` apply to ``kfold`` only; then
+        :attr:`unkeyed_defaults` at their defaults are left out of the key."""
+        out = dict(params)
+        tuned = [k for k, v in cls.unkeyed_defaults.items() if out.get(k, v) != v]
+        if out.get("lead_weight") is not None and tuned:
+            raise ParameterError(f"{cls.name}: lead_weight is fixed, so {', '.join(tuned)} cannot apply")
+        if out.get("protocol", "cross-corpus") != "kfold" and {"folds", "seed"} & set(tuned):
+            raise ParameterError(f"{cls.name}: folds and seed apply to protocol=kfold only")
+        for name, default in cls.unkeyed_defaults.items():
+            if out.get(name, default) == default:
+                out.pop(name, None)
+        return out
 
     @classmethod
     def training_protocol(cls, params: Mapping[str, Any]) -> ProtocolSpec | None:

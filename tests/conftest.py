@@ -24,11 +24,12 @@ if str(SYNTHETIC) not in sys.path:
 import synthetic_datasets  # noqa: E402,F401  (registers synthnews and synthclaims)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# The memo key (sourcesum.util.memo) of the tests' own, never the user's ~/.config/sourcesum; the same
-# folder in every session, so records kept by an earlier session stay usable.
-os.environ.setdefault(
-    "SOURCESUM_CONFIG_DIR", str(Path(tempfile.gettempdir()) / f"sourcesum-tests-{os.getuid()}" / "config")
-)
+# Caches and the memo key (sourcesum.util.memo) of the tests' own, never the user's ~/.cache/sourcesum
+# and ~/.config/sourcesum (unless the variables name others, as CI's does): the same folders in
+# every session, so what an earlier session kept (memo records, dequantized models) stays usable.
+TEST_HOME = Path(tempfile.gettempdir()) / f"sourcesum-tests-{os.getuid()}"
+os.environ.setdefault("SOURCESUM_CACHE_DIR", str(TEST_HOME / "cache"))
+os.environ.setdefault("SOURCESUM_CONFIG_DIR", str(TEST_HOME / "config"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

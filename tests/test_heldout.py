@@ -69,10 +69,10 @@ def test_the_committed_declaration_declares_the_held_out_test():
     [
         ('[heldout]\nsplits = ["synth_alpha_sys"]\n[[heldout.rows]]\nranker = "lead"\n', "is a board split"),
         ('[heldout]\nsplits = ["nope"]\n[[heldout.rows]]\nranker = "lead"\n', "is not a split of dataset"),
-        ('[heldout]\nsplits = ["synth_alpha_sys_all"]\n', "declares no rows"),
+        ('[heldout]\nsplits = ["synth_alpha_sys_heldout"]\n', "declares no rows"),
         ("[heldout]\nsplits = []\n", "needs splits"),
-        ('[heldout]\nsplits = ["synth_alpha_sys_all"]\nmodels = 1\n', "takes splits"),
-        ('[heldout]\nsplits = ["synth_alpha_sys_all"]\n[[heldout.rows]]\nrank = "lead"\n', "needs ranker"),
+        ('[heldout]\nsplits = ["synth_alpha_sys_heldout"]\nmodels = 1\n', "takes splits"),
+        ('[heldout]\nsplits = ["synth_alpha_sys_heldout"]\n[[heldout.rows]]\nrank = "lead"\n', "needs ranker"),
     ],
 )
 def test_a_bad_held_out_table_is_an_error_naming_the_file(tmp_path: Path, table, message):
@@ -86,12 +86,12 @@ def test_a_bad_held_out_table_is_an_error_naming_the_file(tmp_path: Path, table,
 def test_a_held_out_table_on_a_split_outside_the_board_is_read(tmp_path: Path):
     path = tmp_path / "board.toml"
     path.write_text(
-        'dataset = "synthnews"\n[[rows]]\nranker = "lead"\n[heldout]\nsplits = ["synth_alpha_sys_all"]\n'
+        'dataset = "synthnews"\n[[rows]]\nranker = "lead"\n[heldout]\nsplits = ["synth_alpha_sys_heldout"]\n'
         '[[heldout.rows]]\nranker = "random"\nparams = { seed = 3 }\n',
         encoding="utf-8",
     )
     declared = read_declaration(path)
-    assert declared.heldout is not None and declared.heldout.splits == ("synth_alpha_sys_all",)
+    assert declared.heldout is not None and declared.heldout.splits == ("synth_alpha_sys_heldout",)
     assert [(r.ranker, r.params) for r in declared.heldout.rows] == [("random", {"seed": 3})]
 
 
@@ -110,14 +110,14 @@ def test_a_board_with_a_held_out_test_reports_it(tmp_path: Path, capsys, scores_
     path = tmp_path / "board.toml"
     path.write_text(
         declaration(rows=("lead", "random", "bm25", ("learned", f'{{ rankers = "{bases}" }}')))
-        + '\n[heldout]\nsplits = ["synth_alpha_sys_all"]\n'
+        + '\n[heldout]\nsplits = ["synth_alpha_sys_heldout"]\n'
         + "".join(f'[[heldout.rows]]\nranker = "{r}"\n\n' for r in ("lead", "random", "bm25"))
         + f'[[heldout.rows]]\nranker = "learned"\nparams = {{ rankers = "{bases}", protocol = "same-corpus" }}\n',
         encoding="utf-8",
     )
     out = tmp_path / "board.md"
     board = ["leaderboard", "--declaration", str(path), "--scores-dir", str(scores_dir), "-o", str(out)]
-    splits = "synthnews,synth_alpha_sys_all"
+    splits = "synthnews,synth_alpha_sys_heldout"
     for argv in (
         ["run", "--ranker", "lead,random,bm25,oracle", "--split", splits, "--no-progress"],
         [
@@ -135,7 +135,7 @@ def test_a_board_with_a_held_out_test_reports_it(tmp_path: Path, capsys, scores_
     capsys.readouterr()
     # the held-out learned row is not computed yet: the board is written, its held-out section
     # says how far the entries are and shows no held-out number; stderr names what computes it
-    n = len(load_split("synth_alpha_sys_all"))
+    n = len(load_split("synth_alpha_sys_heldout"))
     assert main(board) == 0
     err = capsys.readouterr().err
     assert "note: the held-out test is not reported until its 4 entries are complete (3 are;" in err
@@ -153,18 +153,18 @@ def test_a_board_with_a_held_out_test_reports_it(tmp_path: Path, capsys, scores_
         "-p",
         "learned.protocol=same-corpus",
     ]
-    assert main([*argv, "--split", "synth_alpha_sys_all", "--limit", "2", "--no-progress"]) == 0
+    assert main([*argv, "--split", "synth_alpha_sys_heldout", "--limit", "1", "--no-progress"]) == 0
     capsys.readouterr()
     assert main(board) == 0  # a partial entry counts its pairs, and is named with its resume command
-    assert "partial (2/" in capsys.readouterr().err
-    assert f"pairs scored: {3 * n + 2:,} of {4 * n:,}." in out.read_text(encoding="utf-8")
-    assert main([*argv, "--split", "synth_alpha_sys_all", "--no-progress"]) == 0
+    assert "partial (1/" in capsys.readouterr().err
+    assert f"pairs scored: {3 * n + 1:,} of {4 * n:,}." in out.read_text(encoding="utf-8")
+    assert main([*argv, "--split", "synth_alpha_sys_heldout", "--no-progress"]) == 0
     capsys.readouterr()
     assert main(board) == 0, capsys.readouterr().err
     text = out.read_text(encoding="utf-8")
     section = text.split("## Held-out test", 1)[1].split("\n## ", 1)[0]
-    assert "Alpha-Sys (all): 5 pairs" in section and "declared" in section
-    split = load_split("synth_alpha_sys_all")
+    assert "Alpha-Sys (held out): 2 pairs" in section and "declared" in section
+    split = load_split("synth_alpha_sys_heldout")
     lead = evaluate_split(split, {p.id: [float(-i) for i in range(p.n_sentences)] for p in split}, "lead")
     lines = section.splitlines()
     first = lines.index(next(x for x in lines if x.startswith("| Ranker |")))
@@ -187,15 +187,15 @@ def test_a_board_with_a_held_out_test_reports_it(tmp_path: Path, capsys, scores_
     assert main([*board[:-2], "-o", "-", "--format", "json"]) == 0
     printed = capsys.readouterr().out
     heldout = json.loads(printed[printed.index("{") :])["heldout"]
-    assert heldout["splits"] == ["synth_alpha_sys_all"]
+    assert heldout["splits"] == ["synth_alpha_sys_heldout"]
     record = next(
         r for r in heldout["against_lead"] if r["ranker"] == "bm25" and r["measure"] == "nDCG" and r["split"]
     )
     low, high = record["ci"]
     assert low <= record["difference"] <= high
     # a damaged held-out entry is an error naming it, never a pending test
-    damaged = next((scores_dir / "bm25").glob("synth_alpha_sys_all.*.json"))
+    damaged = next((scores_dir / "bm25").glob("synth_alpha_sys_heldout.*.json"))
     damaged.write_text(damaged.read_text(encoding="utf-8").replace("[", "[9, ", 1), encoding="utf-8")
     capsys.readouterr()
     assert main(board) == 2
-    assert "held out: bm25 on synth_alpha_sys_all: invalid entry" in capsys.readouterr().err
+    assert "held out: bm25 on synth_alpha_sys_heldout: invalid entry" in capsys.readouterr().err

@@ -273,17 +273,20 @@ def test_reading_a_label_while_scoring_is_an_error_naming_the_ranker(tmp_path, m
 def test_same_corpus_trains_on_the_board_splits_of_the_corpus_and_refuses_board_splits(tmp_path):
     rule = protocol("same-corpus")
     spec = Configuration.of("learned", {"rankers": BASES, "protocol": "same-corpus"}).protocol
-    assert rule.training_splits(spec, "synth_alpha_sys_all") == list(ALPHA)
+    assert rule.training_splits(spec, "synth_alpha_sys_heldout") == list(ALPHA)
     with pytest.raises(RankerError, match="synth_alpha_sys is a board split"):
         rule.training_splits(spec, "synth_alpha_sys")
     board = dataset("synthnews").board_splits()
-    assert rule.key_inputs(spec, "synth_alpha_sys_all") == [{n: load_split(n).sha256 for n in board}]
-    # end to end: scores on the non-board split, from a model fitted on Alpha's board splits
+    assert rule.key_inputs(spec, "synth_alpha_sys_heldout") == [
+        {n: load_split(n).sha256 for n in board},
+        rule.RULE,
+    ]
+    # end to end: scores on the held-out split, from a model fitted on Alpha's board splits
     store = ScoreStore(tmp_path / "scores")
     config = Configuration.of("learned", {"rankers": BASES, "protocol": "same-corpus"})
-    split = load_split("synth_alpha_sys_all")
+    split = load_split("synth_alpha_sys_heldout")
     [assignment] = rule.assign(config.protocol, split, split.pairs)
-    assert assignment.trained_on == ALPHA
+    assert [s.name for s, _ in assignment.training] == list(ALPHA)
     data = training_data(assignment, base_scores(config, [split.name, *ALPHA], store))
     assert {p.split for p in data.pairs} == set(ALPHA)
     scores = learned_scores(ScoreStore(tmp_path / "run"), (split.name,), protocol="same-corpus")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers import make_pair
 from sourcesum.data import load_split
+from sourcesum.errors import ParameterError
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.context import TrainingData
 from sourcesum.rankers.learned import ranking_quality
@@ -37,7 +38,11 @@ def test_the_fixed_weight_reads_no_vote_and_the_unset_one_is_supervised():
     )
     chosen = Configuration.of("overlap_prior", {})
     assert chosen.protocol is not None and chosen.protocol.name == "cross-corpus"
-    assert chosen.label == "overlap_prior(protocol=cross-corpus)"
+    assert chosen.label == "overlap_prior" and chosen.params == {"lead_weight": None}
+    with pytest.raises(ParameterError, match="lead_weight is fixed"):
+        Configuration.of("overlap_prior", {"lead_weight": 0.3, "protocol": "kfold"})
+    with pytest.raises(ParameterError, match="kfold only"):
+        Configuration.of("overlap_prior", {"folds": 3})
 
 
 def test_training_picks_the_grid_weight_with_the_best_mean_of_ndcg_and_ap():
