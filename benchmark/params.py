@@ -48,6 +48,9 @@ class Param:
     multiline: bool = False
     """A string that may hold line breaks and tabs (a prompt template); other control characters
     are refused in every string."""
+    registry: Any = None
+    """An object whose ``names()`` are the accepted values, read when a value is checked (a
+    :class:`~sourcesum.registry.Registry`, to which plugins may add); instead of ``choices``."""
     unscorable_policy: bool = False
     """The parameter decides only what happens to pairs the ranker cannot score as asked (e.g. a
     pair longer than a model's window), and its default stops the run on any such pair. So a
@@ -55,10 +58,15 @@ class Param:
     (see :meth:`sourcesum.rankers.base.Ranker.same_scores_when_complete`)."""
 
     @property
+    def allowed(self) -> tuple[Any, ...] | None:
+        """The accepted values (``choices``, or the ``registry``'s names now), None: any."""
+        return tuple(self.registry.names()) if self.registry is not None else self.choices
+
+    @property
     def accepts(self) -> str:
         """What the parameter accepts, in words (used in error messages and ``sourcesum list``)."""
-        if self.choices is not None:
-            text = "one of " + ", ".join(str(c) for c in self.choices)
+        if self.allowed is not None:
+            text = "one of " + ", ".join(str(c) for c in self.allowed)
         elif self.type is bool:
             text = "a boolean (true/false, 1/0, yes/no, on/off)"
         elif self.type in (int, float):
@@ -90,7 +98,8 @@ class Param:
                 return None
             raise self._error(value, where)
         value = self._check_type(value, where)
-        if self.choices is not None and value not in self.choices:
+        allowed = self.allowed
+        if allowed is not None and value not in allowed:
             raise self._error(value, where)
         if self.type in (int, float) and (
             (self.min is not None and value < self.min) or (self.max is not None and value > self.max)

@@ -1,4 +1,6 @@
-"""A generic, lazy name -> class registry that checks base classes and loads entry-point plugins.
+"""The one registry mechanism: a lazy name -> class (or object) table that checks what it is given
+and loads entry-point plugins. Rankers and datasets register classes, measure families and
+training protocols register objects; each has its entry point group.
 
 Built-in classes are declared by name as ``"module:Class"`` strings (as lm-eval-harness does) and
 imported only when first asked for, so listing names or reading a leaderboard imports no model
@@ -25,7 +27,11 @@ from sourcesum.errors import SourceSumError, UnknownNameError
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 """What a registered name (ranker, dataset) looks like: ASCII letters, digits and ``_``."""
 
-T = TypeVar("T", bound=type)
+T = TypeVar("T")
+
+
+class RegistryError(SourceSumError, TypeError):
+    """A class or object a registry refuses (its name, type or a registry's own check)."""
 
 
 @dataclass(frozen=True)
@@ -45,14 +51,21 @@ class PluginFailure:
         )
 
 
+def _origin(item: object) -> str:
+    """``module.Qualname`` of a class, or of an object's class."""
+    cls = item if isinstance(item, type) else type(item)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def _distribution(point: EntryPoint) -> str:
     dist = getattr(point, "dist", None)
     return f"{dist.name} {dist.version}" if dist is not None else "(unknown distribution)"
 
 
 class Registry(Generic[T]):
-    """Maps names to subclasses of ``base``; ``register`` is a class decorator; ``check``
-    refuses an invalid class (raising, with a message naming it)."""
+    """Maps names to subclasses of ``base`` (or, ``instances``, to instances of it); ``register``
+    is a decorator; ``check`` refuses an invalid entry (raising, with a message naming it);
+    names match ``name_pattern``."""
 
     def __init__(
         self,
@@ -60,11 +73,15 @@ class Registry(Generic[T]):
         base: type,
         entry_point_group: str | None = None,
         check: Callable[[T], None] | None = None,
+        instances: bool = False,
+        name_pattern: re.Pattern[str] = NAME,
     ):
         self.kind = kind
         self.base = base
         self.entry_point_group = entry_point_group
         self.check = check
+        self.instances = instances
+        self.name_pattern = name_pattern
         self._classes: dict[str, T] = {}
         self._lazy: dict[str, str] = {}
         self._plugins_loaded = False
@@ -80,37 +97,43 @@ class Registry(Generic[T]):
 
     def _import_lazy(self, name: str) -> T:
         module, _, attr = self._lazy[name].partition(":")
-        cls: T = getattr(importlib.import_module(module), attr)
-        if self._classes.get(name) is not cls:  # the module did not @register it
-            self.register(cls)
-        if getattr(cls, "name", None) != name:
-            raise TypeError(
-                f"{self._lazy[name]} is named {getattr(cls, 'name', None)!r}, declared as {name!r}"
+        item: T = getattr(importlib.import_module(module), attr)
+        if self._classes.get(name) is not item:  # the module did not register it
+            self.register(item)
+        if getattr(item, "name", None) != name:
+            raise RegistryError(
+                f"{self._lazy[name]} is named {getattr(item, 'name', None)!r}, declared as {name!r}"
             )
-        return cls
+        return item
 
-    def register(self, cls: T) -> T:
-        """Register ``cls`` under ``cls.name``; rejects non-subclasses and duplicate names."""
-        if not (isinstance(cls, type) and issubclass(cls, self.base)):
-            raise TypeError(f"{cls!r} is not a subclass of {self.base.__name__}")
-        name = getattr(cls, "name", None)
-        if not isinstance(name, str) or not NAME.fullmatch(name):
-            raise TypeError(
-                f"{cls.__name__}.name must match [A-Za-z][A-Za-z0-9_]* (ASCII, so no name can pass for "
+    def register(self, item: T) -> T:
+        """Register ``item`` under ``item.name``; refuses other types, invalid and duplicate
+        names (:class:`RegistryError`)."""
+        what = getattr(item, "__name__", type(item).__name__)
+        ok = (
+            isinstance(item, self.base)
+            if self.instances
+            else isinstance(item, type) and issubclass(item, self.base)
+        )
+        if not ok:
+            kind = "an instance" if self.instances else "a subclass"
+            raise RegistryError(f"{item!r} is not {kind} of {self.base.__name__}")
+        name = getattr(item, "name", None)
+        if not isinstance(name, str) or not self.name_pattern.fullmatch(name):
+            raise RegistryError(
+                f"{what}.name must match {self.name_pattern.pattern} (ASCII, so no name can pass for "
                 f"another), got {name!r}"
             )
         existing = self._classes.get(name)
-        if existing is not None and existing is not cls:
-            raise TypeError(
-                f"{self.kind} name {name!r} is taken by {existing.__module__}.{existing.__name__}"
-            )
+        if existing is not None and existing is not item:
+            raise RegistryError(f"{self.kind} name {name!r} is taken by {_origin(existing)}")
         declared = self._lazy.get(name)
-        if declared is not None and declared != f"{cls.__module__}:{cls.__qualname__}":
-            raise TypeError(f"{self.kind} name {name!r} is taken by {declared.replace(':', '.')}")
+        if declared is not None and not self.instances and declared.replace(":", ".") != _origin(item):
+            raise RegistryError(f"{self.kind} name {name!r} is taken by {declared.replace(':', '.')}")
         if self.check is not None:
-            self.check(cls)
-        self._classes[name] = cls
-        return cls
+            self.check(item)
+        self._classes[name] = item
+        return item
 
     def _load_plugins(self) -> None:
         if self._plugins_loaded or self.entry_point_group is None:
@@ -119,8 +142,8 @@ class Registry(Generic[T]):
         for point in entry_points(group=self.entry_point_group):
             try:
                 loaded = point.load()
-                if isinstance(loaded, type):
-                    self.register(loaded)  # type: ignore[arg-type]
+                if self.instances or isinstance(loaded, type):
+                    self.register(loaded)
             except Exception as exc:  # noqa: BLE001 - one broken plugin must not stop the others
                 failure = PluginFailure(
                     _distribution(point),
@@ -148,6 +171,17 @@ class Registry(Generic[T]):
             raise UnknownNameError(
                 f"unknown {self.kind} {name!r}; registered: {', '.join(self.names())} (see `sourcesum list`)"
             ) from None
+
+    def find(self, name: str) -> T | None:
+        """The entry registered as ``name``, or None."""
+        return self.get(name) if name in self else None
+
+    def values(self) -> list[T]:
+        """Every entry (lazy ones imported): the declared built-ins in declaration order, then
+        the others in the order registered."""
+        self._load_plugins()
+        order = [*self._lazy, *(name for name in self._classes if name not in self._lazy)]
+        return [self.get(name) for name in order]
 
     def unregister(self, name: str) -> None:
         """Forget a class registered (not lazily declared) as ``name``: for tests and

@@ -178,8 +178,14 @@ class Ranker:
         """``name -> (Param, default)`` for every ``__init__`` keyword argument (read from the
         signature once per class: labels and keys ask for it for every entry)."""
         if cls not in _PARAMETERS:
-            _PARAMETERS[cls] = signature_params(cls, cls.param_specs)
+            _PARAMETERS[cls] = cls.read_parameters()
         return dict(_PARAMETERS[cls])
+
+    @classmethod
+    def read_parameters(cls) -> dict[str, tuple[Param, Any]]:
+        """What :meth:`parameters` returns, read from ``__init__``'s signature (a subclass whose
+        ``__init__`` takes ``**kwargs`` for common options overrides this)."""
+        return signature_params(cls, cls.param_specs)
 
     @classmethod
     def default_of(cls, key: str) -> Any:
@@ -277,10 +283,6 @@ class Ranker:
         current = {name: getattr(self, name) for name in specs if name not in self.runtime_params}
         runtime = {name: getattr(self, name) for name in specs if name in self.runtime_params}
         return self.canonicalize(self.canonical_params(current), runtime)
-
-    def changed_params(self, include_label_params: bool = True) -> dict[str, Any]:
-        """Parameters that differ from their defaults (plus ``label_params`` if asked)."""
-        return self.changed_params_of(self.get_params(), include_label_params)
 
     @property
     def label(self) -> str:

@@ -13,14 +13,66 @@ loader); they declare what they need and the runner computes it first:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sourcesum.data.pairs import Judgment, Pair
 from sourcesum.errors import RankerError
+from sourcesum.registry import Registry
 
+
+class TrainingProtocol:
+    """What a training protocol is to a ranker: a name and a description. The protocols
+    themselves (which labelled pairs may be learned from for which pairs) are the harness's
+    (:mod:`sourcesum.runner.protocols`, whose :class:`~sourcesum.runner.protocols.Protocol`
+    subclasses this)."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    reference_only: ClassVar[bool] = False
+
+
+PROTOCOLS: Registry[TrainingProtocol] = Registry(
+    "training protocol",
+    TrainingProtocol,
+    "sourcesum.protocols",
+    instances=True,
+    name_pattern=re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*"),
+)
+"""The training protocols by name (plugins through the entry point group ``sourcesum.protocols``,
+whose value names a :class:`~sourcesum.runner.protocols.Protocol` instance). The built-in ones
+are declared here and imported on first use, so a ranker's ``protocol`` parameter checks its
+value against the names without loading the runner."""
+PROTOCOLS.register_lazy(
+    {
+        name: f"sourcesum.runner.protocols:{attr}"
+        for name, attr in (
+            ("own", "OWN"),
+            ("cross-corpus", "CROSS_CORPUS"),
+            ("same-corpus", "SAME_CORPUS"),
+            ("kfold", "KFOLD"),
+            ("in-domain", "IN_DOMAIN"),
+            ("from-sourcesum", "FROM_SOURCESUM"),
+        )
+    }
+)
+
+
+
+class _LearnableProtocols:
+    """The protocols a trained ranker may be given: every registered one except the
+    reference-only (``own``, the labels of the very pairs scored). A :class:`~sourcesum.params.Param`
+    ``registry``: its ``names()`` are read when a value is checked."""
+
+    def names(self) -> list[str]:
+        return [name for name in PROTOCOLS.names() if not PROTOCOLS.get(name).reference_only]
+
+
+LEARNABLE_PROTOCOLS = _LearnableProtocols()
+"""The ``protocol`` parameter's allowed values for trained rankers (``learned``, ``overlap_prior``)."""
 
 @dataclass(frozen=True)
 class ProtocolSpec:

@@ -65,10 +65,9 @@ from sourcesum.evaluation.qrels import Qrels
 from sourcesum.params import Param
 from sourcesum.rankers.base import register
 from sourcesum.rankers.composite import NORMALIZATIONS, BaseRankers, CompositeRanker, normalize
-from sourcesum.rankers.context import ProtocolSpec, TrainingData
+from sourcesum.rankers.context import LEARNABLE_PROTOCOLS, ProtocolSpec, TrainingData
 from sourcesum.util.hashing import sha256_hex
 
-PROTOCOLS = ("cross-corpus", "kfold", "same-corpus", "in-domain", "from-sourcesum")
 MODELS = ("logistic", "lambdamart")
 FEATURE_GROUPS = ("position", "length")
 C_GRID = (0.01, 0.1, 1.0, 10.0)
@@ -312,7 +311,7 @@ class LearnedRanker(CompositeRanker):
             "cross-corpus: fit on the other corpus's main splits; kfold: folds by document within the "
             "split; same-corpus (splits outside the board): fit on the same corpus's main splits; "
             "in-domain: fit on the dataset's declared training split; from-sourcesum: fit on SourceSum",
-            choices=PROTOCOLS,
+            registry=LEARNABLE_PROTOCOLS,
         ),
         "model": Param(
             str, "logistic regression (scikit-learn) or LambdaMART (LightGBM lambdarank)", choices=MODELS

@@ -23,12 +23,11 @@ from sourcesum.data import Pair
 from sourcesum.errors import ParameterError, RankerError
 from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
-from sourcesum.rankers.context import ProtocolSpec, TrainingData
+from sourcesum.rankers.context import LEARNABLE_PROTOCOLS, ProtocolSpec, TrainingData
 from sourcesum.rankers.text import tokenize
 
 WEIGHT_GRID = tuple(round(0.1 * k, 1) for k in range(11))
 """The weights a protocol chooses from: 0.0, 0.1, ..., 1.0."""
-PROTOCOLS = ("cross-corpus", "kfold", "same-corpus", "in-domain", "from-sourcesum")
 
 
 def overlap(summary: str, sentences: Sequence[str]) -> np.ndarray:
@@ -59,7 +58,7 @@ class OverlapPriorRanker(Ranker):
             max=1.0,
             optional=True,
         ),
-        "protocol": Param(str, "how the weight is chosen when lead_weight is unset", choices=PROTOCOLS),
+        "protocol": Param(str, "how the weight is chosen when lead_weight is unset", registry=LEARNABLE_PROTOCOLS),
         "folds": Param(int, "kfold: folds by document", min=2),
         "seed": Param(int, "kfold: seed of the document folds", min=0),
     }

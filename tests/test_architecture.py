@@ -207,65 +207,192 @@ def test_a_new_measure_is_one_registration_and_every_output_names_it(
 
 # -- layering ------------------------------------------------------------------------------
 
-FORBIDDEN = {
-    # package folder -> sourcesum modules its files must not import
-    "rankers": (
-        "sourcesum.runner.run",
-        "sourcesum.store.stores",
-        "sourcesum.board",
-        "sourcesum.outputs",
-        "sourcesum.cli",
-        "sourcesum.runner.protocols",
-        "sourcesum.runner.configs",
-        "sourcesum.store.merge",
-        "sourcesum.store.published",
-    ),
-    "benchmark/data": (
-        "sourcesum.evaluation.qrels",
-        "sourcesum.evaluation.measures",
-        "sourcesum.evaluation.evaluate",
-        "sourcesum.stats.bootstrap",
-        "sourcesum.store.stores",
-        "sourcesum.runner.run",
-        "sourcesum.board",
-        "sourcesum.outputs",
-        "sourcesum.cli",
-        "sourcesum.rankers",
-    ),
-    "benchmark/board": ("sourcesum.outputs", "sourcesum.cli", "sourcesum.runner.run"),
-    "benchmark/outputs": (
-        "sourcesum.cli",
-        "sourcesum.runner.run",
-        "sourcesum.store.stores",
-        "sourcesum.runner.configs",
-        "sourcesum.runner.protocols",
-        "sourcesum.data.sources",
-    ),
+ALLOWED = {
+    # a module of this folder (or top-level module) may import these sourcesum units, besides its
+    # own folder: one rule per folder, data -> qrels/run -> measures -> statistics -> view -> outputs
+    "sourcesum": set(),  # the package's __init__
+    "errors": set(),
+    "paths": set(),
+    "registry": {"errors"},
+    "params": {"errors"},
+    "util": {"errors", "paths"},
+    "data": {"errors", "paths", "registry", "params", "util"},
+    "evaluation": {"errors", "paths", "registry", "params", "util", "data"},
+    "stats": {"errors", "util"},
+    "store": {"errors", "paths", "registry", "util", "data", "evaluation.qrels"},
+    "rankers": {"errors", "paths", "registry", "params", "util", "data", "evaluation"},
+    "runner": {"errors", "paths", "registry", "params", "util", "data", "evaluation", "store", "rankers"},
+    "board": {
+        "sourcesum",
+        "errors",
+        "paths",
+        "registry",
+        "params",
+        "util",
+        "data",
+        "evaluation",
+        "stats",
+        "store",
+        "runner.configs",
+        "rankers.base",
+        "board.view",  # the package and its pipeline read the view last
+    },
+    "board.view": {
+        "errors",
+        "util",
+        "data",
+        "evaluation",
+        "stats",
+        "store.entry",
+        "store.published",
+        "board",
+    },
+    "outputs": {"sourcesum", "errors", "paths", "util", "data", "evaluation", "stats", "board"},
+    "cli": {
+        "sourcesum",
+        "errors",
+        "paths",
+        "registry",
+        "params",
+        "util",
+        "data",
+        "evaluation",
+        "stats",
+        "store",
+        "rankers",
+        "runner",
+        "board",
+        "outputs",
+    },
+    "__main__": {"cli"},
 }
-LOADERS = ("load_split",)
+"""What each unit may import. ``board.view`` imports no ranker and runs nothing; ``rankers`` never
+reach the runner, the store, the board or the outputs."""
 
 
-def _imports(path: Path) -> tuple[set[str], set[str]]:
-    """Modules imported by ``path`` and the names it imports from them."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    modules, names = set(), set()
-    for node in ast.walk(tree):
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PROJECT_ROOT)
+    parts = ["sourcesum", *rel.parts[1:]] if rel.parts[0] == "benchmark" else ["sourcesum", *rel.parts]
+    parts[-1] = parts[-1].removesuffix(".py")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    files = [*(PROJECT_ROOT / "benchmark").rglob("*.py"), *(PROJECT_ROOT / "rankers").rglob("*.py")]
+    return {_module_name(p): p for p in files}
+
+
+def _imported(path: Path, modules: dict[str, Path]) -> tuple[set[str], set[str]]:
+    """The sourcesum modules ``path`` imports anywhere in it (function-local imports included),
+    each resolved to the module named (``from a import b``: ``a.b`` when it is a module), and the
+    names it imports."""
+    out, names = set(), set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets = []
         if isinstance(node, ast.Import):
-            modules |= {alias.name for alias in node.names}
+            targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
-            modules.add(node.module)
+            targets = [
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                for a in node.names
+            ]
             names |= {alias.name for alias in node.names}
-    return modules, names
+        for target in targets:
+            if target == "sourcesum" or target.startswith("sourcesum."):
+                while target not in modules and "." in target:
+                    target = target.rsplit(".", 1)[0]
+                out.add(target)
+    return out, names
 
 
-@pytest.mark.parametrize("folder", sorted(FORBIDDEN))
-def test_layers_import_only_downward(folder):
+def _unit(module: str) -> str:
+    """The folder (or top-level module) a module belongs to: ``board.view`` apart from ``board``."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "sourcesum"
+    if parts[0] == "board" and len(parts) > 1 and parts[1] == "view":
+        return "board.view"
+    return parts[0]
+
+
+def _allowed(unit: str, target: str) -> bool:
+    rel = target.removeprefix("sourcesum.") if target != "sourcesum" else "sourcesum"
+    return _unit(target) == unit or any(rel == a or rel.startswith(a + ".") for a in ALLOWED[unit])
+
+
+def test_every_module_imports_only_what_its_folder_may():
+    modules = _modules()
+    assert {_unit(m) for m in modules} <= set(ALLOWED), "a folder without a rule"
     offences = []
-    for path in sorted((PROJECT_ROOT / folder).rglob("*.py")):
-        modules, names = _imports(path)
-        for module in modules:
-            if any(module == bad or module.startswith(bad + ".") for bad in FORBIDDEN[folder]):
-                offences.append(f"{path.relative_to(PROJECT_ROOT)} imports {module}")
-        if folder == "rankers" and set(LOADERS) & names:
-            offences.append(f"{path.relative_to(PROJECT_ROOT)} imports a split loader")
+    for module, path in sorted(modules.items()):
+        imported, names = _imported(path, modules)
+        unit = _unit(module)
+        offences += [f"{module} imports {t}" for t in sorted(imported) if not _allowed(unit, t)]
+        if unit == "rankers" and "load_split" in names:
+            offences.append(f"{module} imports a split loader")
     assert offences == []
+
+
+def test_no_import_cycle_between_modules():
+    """Tarjan's strongly connected components over every import, local ones included."""
+    modules = _modules()
+    edges = {m: _imported(p, modules)[0] - {m} for m, p in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            strong(v)
+    assert cycles == []
+
+
+def test_the_layering_test_sees_local_imports(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from sourcesum.board.view import build_view\n")
+    assert _imported(source, _modules())[0] == {"sourcesum.board.view"}
+
+
+def test_run_loads_no_board_and_no_output_but_its_table():
+    """``sourcesum run`` imports nothing of the board (a subprocess, to see its imports alone)."""
+    code = (
+        "import sys; from sourcesum.cli import main; "
+        "main(['run', '--ranker', 'lead', '--split', 'synth_alpha_sys', '--no-progress']); "
+        "print(sorted(m for m in sys.modules if m.startswith(('sourcesum.board', 'sourcesum.outputs'))))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SYNTHETIC)}
+    done = subprocess.run(
+        [sys.executable, "-c", "import synthetic_datasets; " + code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        done.stdout.strip().splitlines()[-1]
+        == "['sourcesum.outputs', 'sourcesum.outputs.escape', 'sourcesum.outputs.text']"
+    )

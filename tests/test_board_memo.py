@@ -3,6 +3,7 @@ the plot's axis for measures other than the paper's (on the synthetic synthnews 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -52,13 +53,10 @@ def test_tie_reports_are_memoised_by_their_exact_inputs(store, monkeypatch):
 
     monkeypatch.setattr(board_statistics, "tie_report", fail)
     assert cached_tie_report(split, entry, row, board.measures, cache) == first
-    changed = entry.scores[split.pairs[0].id]
-    entry.scores[split.pairs[0].id] = [0.0] * len(changed)  # other scores: another key
-    try:
-        with pytest.raises(AssertionError, match="recomputed"):
-            cached_tie_report(split, entry, row, board.measures, cache)
-    finally:
-        entry.scores[split.pairs[0].id] = changed
+    first_id = split.pairs[0].id
+    other_scores = {**entry.scores, first_id: [0.0] * len(entry.scores[first_id])}
+    with pytest.raises(AssertionError, match="recomputed"):  # other scores: another key
+        cached_tie_report(split, dataclasses.replace(entry, scores=other_scores), row, board.measures, cache)
     with pytest.raises(AssertionError, match="recomputed"):  # other measures: another key
         cached_tie_report(split, entry, row, (NDCG,), cache)
     other = board.splits[1]  # another split: another key

@@ -63,11 +63,10 @@ def test_list_shows_datasets_splits_rankers_measures_and_protocols(capsys):
     ]
     # plugin datasets are listed with their splits (the synthetic ones of conftest.py)
     assert datasets["synthnews"]["board_splits"] == SYNTH
-    assert [(s["name"], s["pairs"], s["board"]) for s in datasets["synthnews"]["splits"]][-1] == (
-        "synth_alpha_sys_all",
-        5,
-        False,
-    )
+    assert [(s["name"], s["pairs"], s["board"]) for s in datasets["synthnews"]["splits"]][-2:] == [
+        ("synth_alpha_sys_all", 5, False),
+        ("synth_alpha_sys_heldout", 2, False),
+    ]
     assert [s["name"] for s in datasets["synthclaims"]["splits"]] == ["synth_claims"]
     assert {s["name"] for s in listing["splits"]} >= set(SYNTH) | {"synth_claims", "cnn_reference_all"}
     assert {"nDCG", "AP", "RR"} <= {m["family"] for m in listing["measures"]}

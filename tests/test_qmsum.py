@@ -20,7 +20,8 @@ from helpers import dataset_missing, skip_or_fail_without
 from sourcesum import paths
 from sourcesum.cli import main
 from sourcesum.data import dataset, datasets, load_split, manifest
-from sourcesum.data.qmsum import Tally, locate_turn, matching_report, parse_meeting
+from sourcesum.data.qmsum import matching_report
+from sourcesum.data.qmsum_alignment import Tally, locate_turn, parse_meeting
 from sourcesum.data.splitting import sentence_spans, split_sentences
 from sourcesum.errors import DataError
 

@@ -43,6 +43,8 @@ def test_the_fixed_weight_reads_no_vote_and_the_unset_one_is_supervised():
         Configuration.of("overlap_prior", {"lead_weight": 0.3, "protocol": "kfold"})
     with pytest.raises(ParameterError, match="kfold only"):
         Configuration.of("overlap_prior", {"folds": 3})
+    with pytest.raises(ParameterError, match="overlap_prior.protocol"):  # own labels: reference rows only
+        Configuration.of("overlap_prior", {"protocol": "own"})
 
 
 def test_training_picks_the_grid_weight_with_the_best_mean_of_ndcg_and_ap():

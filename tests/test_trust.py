@@ -383,7 +383,7 @@ def test_two_concurrent_migrations_convert_each_entry_once(tmp_path):
         path.write_text(json.dumps(raw))
     script = (
         "import sys; sys.path.insert(0, 'tests/fixtures/synthetic'); import synthetic_datasets; "
-        "from sourcesum.store.stores import migrate; print(len(migrate(sys.argv[1])))"
+        "from sourcesum.store.migrate import migrate; print(len(migrate(sys.argv[1])))"
     )
     runs = [
         subprocess.Popen(

@@ -6,7 +6,7 @@ around names (a backtick in Markdown, nothing on the site).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 from sourcesum.board.view import BoardView
@@ -113,16 +113,6 @@ def count_word(n: int) -> str:
     """``two``, ``three``... ``ten``, else the digits (prose: "the mean of the four split means")."""
     words = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
     return words[n] if 0 <= n < len(words) else str(n)
-
-
-def lead_summary(better: Sequence[str], family: Sequence[str], name: Callable[[str], str] = str) -> str:
-    """``N of M: a, b`` or, when most are better, ``all M but x, y``; ``name`` writes each row
-    name (a Markdown code span on the board, plain text on the site)."""
-    if len(better) > len(family) / 2:
-        others = [r for r in family if r not in better]
-        return f"all {len(family)} but " + (", ".join(name(r) for r in others) or "none")
-    names = ", ".join(name(r) for r in better)
-    return f"{len(better)} of {len(family)}" + (f": {names}" if better else "")
 
 
 def published_intro(view: BoardView, quote: str = "`") -> str:

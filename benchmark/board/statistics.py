@@ -36,7 +36,6 @@ from sourcesum.board.model import BoardStats, HumanAgreement, Leaderboard, Row, 
 from sourcesum.data import Split
 from sourcesum.evaluation.human import HUMAN_LABEL, agreement_per_pair, coverage
 from sourcesum.evaluation.measures import Measure
-from sourcesum.evaluation.qrels import Run
 from sourcesum.evaluation.ties import tie_report
 from sourcesum.stats.cache import INTERVAL, SIGN_FLIP_BATCHES, StatsCache, memoised, stats_key
 from sourcesum.stats.significance import (
@@ -83,10 +82,10 @@ def cached_tie_report(
     split: Split, entry: ScoreEntry, row: Row, measures: Sequence[Measure], cache: StatsCache
 ) -> dict[str, Any]:
     """:func:`~sourcesum.evaluation.ties.tie_report` of a row's entry, memoised in ``cache`` under the
-    sha256 of the split (name, data checksum, pair ids), the measures and the exact scores."""
-    values = Run.of_split(split, entry.scores, row.label).values
+    sha256 of the split (name, data checksum, pair ids), the measures and the entry's scores
+    (their checksum, :meth:`~sourcesum.store.entry.ScoreEntry.scores_checksum`)."""
     name = f"ties/{TIES_VERSION}|{split.name}|{split.sha256}|{'|'.join(m.name for m in measures)}"
-    key = stats_key(name, 0, 0, [values], [[p.id for p in split]])
+    key = stats_key(f"{name}|{entry.scores_checksum()}", 0, 0, [], [[p.id for p in split]])
     report: dict[str, Any] = cache.get(
         key,
         lambda: tie_report(split, entry.scores, row.label, measures, evaluation=row.evaluations[split.name]),

@@ -27,7 +27,7 @@ def ranker_listing(name: str, cls: Any) -> dict[str, Any]:
                 "default": None if default is inspect.Parameter.empty else default,
                 "required": default is inspect.Parameter.empty,
                 "accepts": spec.accepts,
-                "choices": list(spec.choices) if spec.choices is not None else None,
+                "choices": list(spec.allowed) if spec.allowed is not None else None,
                 "min": spec.min,
                 "max": spec.max,
                 "runtime": key in cls.runtime_params,
@@ -47,7 +47,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from sourcesum.data import all_datasets
     from sourcesum.evaluation.measures import MEASURES
     from sourcesum.rankers import RANKERS
-    from sourcesum.runner.protocols import PROTOCOLS
+    from sourcesum.rankers.context import PROTOCOLS
 
     listed: list[dict[str, Any]] = []
     for ds in all_datasets():

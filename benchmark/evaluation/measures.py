@@ -30,6 +30,7 @@ from sourcesum.errors import UnknownNameError
 from sourcesum.evaluation import metrics
 from sourcesum.evaluation.metrics import Ranking
 from sourcesum.evaluation.qrels import Relevance
+from sourcesum.registry import Registry, RegistryError
 
 Cutoff = Literal["none", "optional", "required"]
 Kernel = Callable[["Measure", Ranking, np.ndarray], np.ndarray]
@@ -58,29 +59,34 @@ class Family:
     tie_rule: str = "expected"
 
 
-MEASURES: dict[str, Family] = {}
-"""Registered families by name, in registration order."""
-
-
-def register_measure(family: Family) -> Family:
-    """Add ``family`` to the table; a name taken (in any case) is an error."""
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", family.name):
-        raise ValueError(f"measure family name {family.name!r} must be letters and digits")
-    taken = {name.lower(): name for name in MEASURES}
+def _check_family(family: Family) -> None:
+    """A family's name is unique in any case, and its options have word-like values."""
+    taken = {name.lower(): name for name in MEASURES.names() if name != family.name}
     if family.name.lower() in taken:
-        raise ValueError(
+        raise RegistryError(
             f"measure family {family.name!r} is already registered as {taken[family.name.lower()]!r}"
         )
     for option, values in family.options.items():
         if not values or not all(re.fullmatch(r"\w+", v) for v in values) or not re.fullmatch(r"\w+", option):
-            raise ValueError(f"measure family {family.name}: option {option!r} needs word-like values")
-    MEASURES[family.name] = family
-    return family
+            raise RegistryError(f"measure family {family.name}: option {option!r} needs word-like values")
+
+
+MEASURES: Registry[Family] = Registry(
+    "measure family",
+    Family,
+    "sourcesum.measures",
+    check=_check_family,
+    instances=True,
+    name_pattern=re.compile(r"[A-Za-z][A-Za-z0-9]*"),
+)
+"""Registered families by name, in registration order (plugins through the entry point group
+``sourcesum.measures``, whose value names a :class:`Family`)."""
+register_measure = MEASURES.register
 
 
 def unregister_measure(name: str) -> None:
     """Remove a family (tests that register one clean up with this)."""
-    MEASURES.pop(name, None)
+    MEASURES.unregister(name)
 
 
 @dataclass(frozen=True)
@@ -152,9 +158,11 @@ class Measure:
 
 
 def _family(name: str) -> Family:
-    family = MEASURES.get(name)
+    family = MEASURES.find(name)
     if family is None:
-        raise UnknownNameError(f"unknown measure family {name!r}; use one of {', '.join(MEASURES)}")
+        raise UnknownNameError(
+            f"unknown measure family {name!r}; use one of {', '.join(f.name for f in MEASURES.values())}"
+        )
     return family
 
 
@@ -261,7 +269,7 @@ def parse_measure(text: str) -> Measure:
     """Parse a canonical name (``nDCG@5``, ``AP``, ``P@3``, ``nDCG(gain=exponential)``,
     ``AP(ties=expected)``...); family names are case-insensitive."""
     match = _NAME.match(text.strip())
-    families = {name.lower(): family for name, family in MEASURES.items()}
+    families = {family.name.lower(): family for family in MEASURES.values()}
     family = families.get(match.group("family").lower()) if match else None
     if match is None or family is None:
         raise UnknownNameError(f"unknown measure {text!r}; use one of {measure_forms()}")

@@ -347,11 +347,3 @@ def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Pa
         out / INDEX_NAME, json.dumps({"format": "sourcesum-site/1", "files": files}, indent=2) + "\n"
     )
     return [SitePage(path, path.stat().st_size) for path in written]
-
-
-def page_sizes(pages: list[SitePage]) -> dict[str, int]:
-    """Bytes per page as the budgets count them: the index page with its plot, each explorer."""
-    by_name = {p.path.name: p.size for p in pages}
-    sizes = {INDEX_FILE: by_name[INDEX_FILE] + by_name.get(PLOT_FILE, 0)}
-    sizes.update({name: size for name, size in by_name.items() if name.startswith("explore-")})
-    return sizes

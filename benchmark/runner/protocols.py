@@ -31,7 +31,8 @@ Protocols (``sourcesum list`` shows them):
   ``folds`` folds by document (:func:`sourcesum.data.folds.document_folds` with ``seed``); the pairs
   of each fold are scored after training on the other folds only.
 
-Adding a protocol: subclass :class:`Protocol` and add it to :data:`PROTOCOLS`.
+Adding a protocol: subclass :class:`Protocol` and register an instance in
+:data:`~sourcesum.rankers.context.PROTOCOLS` (a plugin: the entry point group ``sourcesum.protocols``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from typing import Any, ClassVar
 from sourcesum.data import Dataset, Pair, Split, dataset_of, load_split, split_spec
 from sourcesum.data.folds import document_folds
 from sourcesum.errors import RankerError, UnknownNameError
-from sourcesum.rankers.context import ProtocolSpec
+from sourcesum.rankers.context import PROTOCOLS, ProtocolSpec, TrainingProtocol
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,9 @@ class Assignment:
     pairs: tuple[Pair, ...]
 
 
-class Protocol:
+class Protocol(TrainingProtocol):
     """Base class of the training protocols (see the module docstring)."""
 
-    name: ClassVar[str]
     description: ClassVar[str]
     reference_only: ClassVar[bool] = False
 
@@ -246,13 +246,17 @@ class KFold(Protocol):
         return out
 
 
-PROTOCOLS: dict[str, Protocol] = {
-    p.name: p
-    for p in (OwnLabels(), CrossCorpus(), SameCorpus(), KFold(), InDomain(), FromDataset("sourcesum"))
-}
+OWN = OwnLabels()
+CROSS_CORPUS = CrossCorpus()
+SAME_CORPUS = SameCorpus()
+KFOLD = KFold()
+IN_DOMAIN = InDomain()
+FROM_SOURCESUM = FromDataset("sourcesum")
 
 
 def protocol(name: str) -> Protocol:
-    if name not in PROTOCOLS:
-        raise UnknownNameError(f"unknown training protocol {name!r}; choose from {', '.join(PROTOCOLS)}")
-    return PROTOCOLS[name]
+    """The registered protocol ``name`` (:data:`~sourcesum.rankers.context.PROTOCOLS`)."""
+    found = PROTOCOLS.get(name)
+    if not isinstance(found, Protocol):
+        raise UnknownNameError(f"training protocol {name!r} is not a Protocol of the harness")
+    return found

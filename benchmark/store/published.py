@@ -168,10 +168,3 @@ def _parsed(payload: bytes, path: Path, field: str, sha256: str, split: Split) -
     code = memo.code_digest(memo.module_files([__name__, "sourcesum.store.scorefiles"]))
     parts = [code, sha256, field, str(path), split.name, split.sha256]
     return memo.memoised("published", parts, parse, to_record, from_record)
-
-
-def published_outputs(splits: list[str]) -> list[PublishedOutput]:
-    """Every published output on the given splits, method by method (manifest order)."""
-    return [
-        load_published(split, m.key) for m in published_methods() for split in splits if split in m.reported
-    ]

@@ -95,11 +95,6 @@ def fresh() -> contextlib.AbstractContextManager[None]:
     return settings(read=False)
 
 
-def reading() -> bool:
-    """Whether records are recalled now (not under ``--no-memo`` or :func:`fresh`)."""
-    return _SETTINGS.read
-
-
 def note(kind: str, message: str) -> None:
     """``message`` on stderr, once per process for each ``kind`` of problem."""
     if kind not in _SETTINGS.noted:

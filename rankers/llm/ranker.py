@@ -182,13 +182,12 @@ class LLMJudgeRanker(Ranker):
                 self._backend = LocalBackend(self.model, self.device, self.dtype, self.batch_size, self.chat)
             else:
                 from sourcesum.rankers.llm.backends.openai_compat import OpenAIBackend
+                from sourcesum.rankers.llm.backends.server_requests import ServerSettings
 
                 root = self._store_root or paths.user_scores_dir()
-                self._backend = OpenAIBackend(
+                settings = ServerSettings(
                     self.base_url or "",
                     self.model,
-                    self.chat,
-                    self.top_logprobs,
                     self.api_key_env,
                     self.concurrency,
                     self.max_retries,
@@ -196,8 +195,9 @@ class LLMJudgeRanker(Ranker):
                     self.backoff,
                     self.price_input,
                     self.price_output,
-                    root / REQUESTS_FOLDER,
-                    self.diagnostics,
+                )
+                self._backend = OpenAIBackend(
+                    settings, self.chat, self.top_logprobs, root / REQUESTS_FOLDER, self.diagnostics
                 )
         return self._backend
 

@@ -13,7 +13,14 @@ from sourcesum.params import Param, signature_params
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.device import resolve_device
 from sourcesum.rankers.lm.dtypes import resolve_dtype_name
-from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, Context, WindowOverflow, check_length
+from sourcesum.rankers.lm.inputs import (
+    DEFAULT_TEMPLATE,
+    LOGPROBS_APIS,
+    PROMPT_FORMATS,
+    Context,
+    WindowOverflow,
+    check_length,
+)
 from sourcesum.rankers.lm.loading import LoadedLM, load_lm
 from sourcesum.rankers.lm.matmul import MATMUL_CHOICES, favoured_path, onednn_problem
 from sourcesum.rankers.lm.weights import DEFAULT_LM, weights_identity
@@ -24,8 +31,6 @@ if TYPE_CHECKING:
 
 BACKENDS = ("local", "openai")
 OVERFLOWS = ("error", "ties")
-PROMPT_FORMATS = ("tokens", "text")
-LOGPROBS_APIS = ("echo", "prompt_logprobs")
 UNKEYED_DEFAULTS: dict[str, Any] = {
     "backend": "local",
     "prompt_format": "tokens",
@@ -298,7 +303,7 @@ class LMRanker(Ranker):
         return out
 
     @classmethod
-    def parameters(cls) -> dict[str, tuple[Param, Any]]:
+    def read_parameters(cls) -> dict[str, tuple[Param, Any]]:
         """The subclass's own ``__init__`` keywords and the common options of :meth:`__init__`."""
         common = signature_params(LMRanker, cls.param_specs)
         if not cls.uses_template:
@@ -343,24 +348,27 @@ class LMRanker(Ranker):
     def server(self) -> ServerLM:
         """The server backend (``backend=openai``), made on first use."""
         if self._server is None:
-            from sourcesum.rankers.llm.backends.server_requests import RequestCounters
+            from sourcesum.rankers.llm.backends.server_requests import RequestCounters, ServerSettings
             from sourcesum.rankers.lm.server import ServerLM
 
             if self._counters is None:
                 self._counters = RequestCounters()
             root = self._store_root or paths.user_scores_dir()
-            self._server = ServerLM(
-                self.name,
+            settings = ServerSettings(
                 self.base_url or "",
                 self.model,
-                self.tokenizer or self.model,
-                self.prompt_format,
-                self.logprobs_api,
                 self.api_key_env,
                 self.concurrency,
                 self.max_retries,
                 self.timeout,
                 self.backoff,
+            )
+            self._server = ServerLM(
+                self.name,
+                settings,
+                self.tokenizer or self.model,
+                self.prompt_format,
+                self.logprobs_api,
                 root / self.name / "requests",
                 self._counters,
             )

@@ -19,6 +19,12 @@ from sourcesum.errors import RankerError, SourceSumError
 
 DEFAULT_TEMPLATE = "Document: {document}\n\nSummary:{summary}"
 
+PROMPT_FORMATS = ("tokens", "text")
+"""How a prompt goes to a server: the local tokenizer's ids, or their text."""
+LOGPROBS_APIS = ("echo", "prompt_logprobs")
+"""How a server is asked for a prompt's log-probabilities (OpenAI's echo, or vLLM's
+``prompt_logprobs``)."""
+
 
 @dataclass(frozen=True)
 class Context:

@@ -66,6 +66,7 @@ from sourcesum.rankers.llm.backends.server_requests import (
     MalformedResponse,
     RequestCounters,
     ServerRequests,
+    ServerSettings,
     common_problem,
     first_choice,
     is_count,
@@ -73,10 +74,13 @@ from sourcesum.rankers.llm.backends.server_requests import (
     usage_of,
     with_model,
 )
-from sourcesum.rankers.lm.inputs import causal_context, causal_summary, split_template, start_tokens
+from sourcesum.rankers.lm.inputs import (
+    causal_context,
+    causal_summary,
+    split_template,
+    start_tokens,
+)
 
-PROMPT_FORMATS = ("tokens", "text")
-LOGPROBS_APIS = ("echo", "prompt_logprobs")
 FIRST_TOKEN_BIAS = 100
 """The ``logit_bias`` that forces the one-token completion of a withheld first token."""
 BIASED_LOGPROB = -1e-6
@@ -310,8 +314,15 @@ def continuation_logprobs(
 class LogprobRequests(ServerRequests):
     """Prompt log-probabilities from one server's ``/completions`` (see the module doc)."""
 
-    def __init__(self, *args: Any, logprobs_api: str = "echo", **kwargs: Any):
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        settings: ServerSettings,
+        cache_dir: Path,
+        counters: RequestCounters,
+        owner: str,
+        logprobs_api: str = "echo",
+    ):
+        super().__init__(settings, cache_dir, counters, owner)
         self.logprobs_api = logprobs_api
 
     @property
@@ -359,35 +370,15 @@ class ServerLM:
     def __init__(
         self,
         owner: str,
-        base_url: str,
-        model: str,
+        settings: ServerSettings,
         tokenizer: str,
         prompt_format: str,
         logprobs_api: str,
-        api_key_env: str,
-        concurrency: int,
-        max_retries: int,
-        timeout: float,
-        backoff: float,
         cache_dir: Path,
         counters: RequestCounters,
     ):
         self.tokenizer_name, self.prompt_format, self.counters = tokenizer, prompt_format, counters
-        self.requests = LogprobRequests(
-            base_url,
-            model,
-            api_key_env,
-            concurrency,
-            max_retries,
-            timeout,
-            backoff,
-            None,
-            None,
-            cache_dir,
-            counters,
-            owner=owner,
-            logprobs_api=logprobs_api,
-        )
+        self.requests = LogprobRequests(settings, cache_dir, counters, owner, logprobs_api=logprobs_api)
         self._tokenizer: Any = None
 
     @property

@@ -438,9 +438,4 @@ def dequantized_copy(name: str) -> Path:
     return verified_weights(name)[0]
 
 
-def resolve_lm_path(name: str) -> str:
-    """A local path for packaged models (verified, dequantized on first use), else ``name``."""
-    return str(dequantized_copy(name)) if name in PACKAGED_MODELS else name
-
-
 # -- precision and loading ------------------------------------------------------------------------

@@ -45,12 +45,13 @@ from sourcesum.rankers.llm.backends.server_requests import (
     InvalidResponse,
     MalformedResponse,
     ServerRequests,
+    ServerSettings,
     _message,
     _retry_after,
+    common_problem,
     with_model,
 )
 from sourcesum.rankers.llm.backends.server_requests import first_choice as _first_choice
-from sourcesum.rankers.llm.backends.server_requests import is_count as _is_count
 from sourcesum.rankers.llm.backends.server_requests import logprob_problem as _logprob_problem
 from sourcesum.rankers.llm.backends.server_requests import logprob_value as _logprob
 from sourcesum.rankers.llm.backends.server_requests import usage_of as _usage
@@ -138,17 +139,11 @@ def record_problem(record: Any) -> str | None:
     logprobs are numbers, not NaN, at most 0 (:data:`PROBABILITY_SLACK`; -inf is probability 0)
     and whose probabilities sum to at most 1 per position. Checked before a response is cached
     or used, so no impossible value reaches the cache or the scores."""
-    if not isinstance(record, dict):
-        return "not a JSON object"
+    problem = common_problem(record)
+    if problem is not None:
+        return problem
     if not isinstance(record.get("text"), str):
         return "no answer text"
-    usage = record.get("usage")
-    if not isinstance(usage, dict) or not all(
-        _is_count(usage.get(k)) for k in ("prompt_tokens", "completion_tokens")
-    ):
-        return f"usage {usage!r} is not two token counts"
-    if "model" in record and not isinstance(record["model"], str):
-        return f"model {record['model']!r} is not a string"
     positions = record.get("positions")
     if positions is None:
         return None
@@ -212,34 +207,13 @@ class OpenAIBackend(ServerRequests):
 
     def __init__(
         self,
-        base_url: str,
-        model: str,
+        settings: ServerSettings,
         chat: bool,
         top_logprobs: int,
-        api_key_env: str,
-        concurrency: int,
-        max_retries: int,
-        timeout: float,
-        backoff: float,
-        price_input: float | None,
-        price_output: float | None,
         cache_dir: Path,
         diagnostics: Diagnostics,
     ):
-        super().__init__(
-            base_url,
-            model,
-            api_key_env,
-            concurrency,
-            max_retries,
-            timeout,
-            backoff,
-            price_input,
-            price_output,
-            cache_dir,
-            diagnostics,
-            owner="llm_judge",
-        )
+        super().__init__(settings, cache_dir, diagnostics, owner="llm_judge")
         self.chat, self.top_logprobs = chat, top_logprobs
 
     @property

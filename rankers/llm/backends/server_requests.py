@@ -35,6 +35,7 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -158,30 +159,36 @@ def common_problem(record: Any) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class ServerSettings:
+    """How to reach one OpenAI-compatible server and how hard to try: its ``base_url`` and
+    ``model``, the environment variable holding the API key, parallel requests, retries with
+    exponential ``backoff`` (seconds), the per-request ``timeout`` (seconds), and optional prices
+    per million input and output tokens (for the cost report)."""
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 4
+    max_retries: int = 6
+    timeout: float = 60.0
+    backoff: float = 1.0
+    price_input: float | None = None
+    price_output: float | None = None
+
+
 class ServerRequests:
     """Requests to one OpenAI-compatible endpoint (see the module doc). Subclasses define
     :attr:`endpoint`, :meth:`send` (one call, normalised) and :meth:`problem` (the default
     check of a normalised record)."""
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key_env: str,
-        concurrency: int,
-        max_retries: int,
-        timeout: float,
-        backoff: float,
-        price_input: float | None,
-        price_output: float | None,
-        cache_dir: Path,
-        diagnostics: Counts,
-        owner: str = "llm_judge",
-    ):
-        self.base_url, self.model, self.api_key_env = base_url.rstrip("/"), model, api_key_env
-        self.concurrency, self.max_retries = concurrency, max_retries
-        self.timeout, self.backoff = timeout, backoff
-        self.price_input, self.price_output = price_input, price_output
+    def __init__(self, settings: ServerSettings, cache_dir: Path, diagnostics: Counts, owner: str):
+        self.settings = settings
+        self.base_url, self.model = settings.base_url.rstrip("/"), settings.model
+        self.api_key_env = settings.api_key_env
+        self.concurrency, self.max_retries = settings.concurrency, settings.max_retries
+        self.timeout, self.backoff = settings.timeout, settings.backoff
+        self.price_input, self.price_output = settings.price_input, settings.price_output
         self.cache = RequestCache(cache_dir)
         self.diagnostics = diagnostics
         self.owner = owner
