@@ -19,10 +19,12 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from sourcesum.errors import SourceSumError, UnknownNameError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 """What a registered name (ranker, dataset) looks like: ASCII letters, digits and ``_``."""
@@ -139,6 +141,8 @@ class Registry(Generic[T]):
         if self._plugins_loaded or self.entry_point_group is None:
             return
         self._plugins_loaded = True
+        from importlib.metadata import entry_points  # slow to import: only when plugins load
+
         for point in entry_points(group=self.entry_point_group):
             try:
                 loaded = point.load()
@@ -156,8 +160,10 @@ class Registry(Generic[T]):
                 print(f"warning: {failure}; commands that do not need it go on", file=sys.stderr)
 
     def get(self, name: str) -> T:
-        """The class registered as ``name``; :class:`UnknownNameError` lists valid names."""
-        self._load_plugins()
+        """The class registered as ``name``; :class:`UnknownNameError` lists valid names.
+        Plugins are loaded only for a name not registered or declared so far."""
+        if not self.known(name):
+            self._load_plugins()
         if name in self._classes:
             return self._classes[name]
         if name in self._lazy:
@@ -197,9 +203,15 @@ class Registry(Generic[T]):
         """``name`` is registered or declared so far (plugins not loaded for it)."""
         return name in self._classes or name in self._lazy
 
+    def names_so_far(self) -> list[str]:
+        """The names registered or declared so far, plugins not loaded (for a ``check`` that
+        compares a newcomer with the names already taken)."""
+        return sorted(set(self._classes) | set(self._lazy))
+
     def __contains__(self, name: str) -> bool:
-        self._load_plugins()
-        return name in self._classes or name in self._lazy
+        if not self.known(name):
+            self._load_plugins()
+        return self.known(name)
 
     def items(self) -> list[tuple[str, T]]:
         """``(name, class)`` for every entry (imports the lazy ones)."""

@@ -8,7 +8,20 @@
 * :mod:`~sourcesum.evaluation.evaluate`: per-pair evaluations of a split (:func:`evaluate_split`).
 """
 
-from sourcesum.evaluation.evaluate import Evaluation, evaluate, evaluate_split, memoised_evaluation
-from sourcesum.evaluation.measures import DEFAULT_MEASURES
+from typing import TYPE_CHECKING
+
+from sourcesum.util.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from sourcesum.evaluation.evaluate import Evaluation, evaluate, evaluate_split, memoised_evaluation
+    from sourcesum.evaluation.measures import DEFAULT_MEASURES
 
 __all__ = ["DEFAULT_MEASURES", "Evaluation", "evaluate", "evaluate_split", "memoised_evaluation"]
+# imported on first use: importing the measures alone must not import pandas
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "DEFAULT_MEASURES": "sourcesum.evaluation.measures",
+        **{name: "sourcesum.evaluation.evaluate" for name in __all__ if name != "DEFAULT_MEASURES"},
+    },
+)

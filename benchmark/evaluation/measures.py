@@ -61,7 +61,7 @@ class Family:
 
 def _check_family(family: Family) -> None:
     """A family's name is unique in any case, and its options have word-like values."""
-    taken = {name.lower(): name for name in MEASURES.names() if name != family.name}
+    taken = {name.lower(): name for name in MEASURES.names_so_far() if name != family.name}
     if family.name.lower() in taken:
         raise RegistryError(
             f"measure family {family.name!r} is already registered as {taken[family.name.lower()]!r}"
