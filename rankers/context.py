@@ -61,7 +61,6 @@ PROTOCOLS.register_lazy(
 )
 
 
-
 class _LearnableProtocols:
     """The protocols a trained ranker may be given: every registered one except the
     reference-only (``own``, the labels of the very pairs scored). A :class:`~sourcesum.params.Param`
@@ -73,6 +72,7 @@ class _LearnableProtocols:
 
 LEARNABLE_PROTOCOLS = _LearnableProtocols()
 """The ``protocol`` parameter's allowed values for trained rankers (``learned``, ``overlap_prior``)."""
+
 
 @dataclass(frozen=True)
 class ProtocolSpec:

@@ -58,7 +58,9 @@ class OverlapPriorRanker(Ranker):
             max=1.0,
             optional=True,
         ),
-        "protocol": Param(str, "how the weight is chosen when lead_weight is unset", registry=LEARNABLE_PROTOCOLS),
+        "protocol": Param(
+            str, "how the weight is chosen when lead_weight is unset", registry=LEARNABLE_PROTOCOLS
+        ),
         "folds": Param(int, "kfold: folds by document", min=2),
         "seed": Param(int, "kfold: seed of the document folds", min=0),
     }

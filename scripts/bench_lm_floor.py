@@ -28,7 +28,14 @@ and library facts, never from a timing) and the floor under every path. Norms, a
 scores, padding and Python overhead are left out, so real runs can only be slower.
 
     python scripts/bench_lm_floor.py [--threads 2] [--dtypes float32,bfloat16] [--paths default,onednn]
-                                     [--split wice_test] [--shortlist K]
+                                     [--split wice_test] [--shortlist K] [--window N]
+                                     [--documents FILE] [--counts-only]
+
+``--counts-only`` measures nothing: it prints the tokens per ranker alone (with the summaries of
+each document counted), so a test can hold them against the tokens a ranker runs (the model
+``--model`` names, e.g. a local folder: only its tokenizer and window are read).
+``--documents FILE`` counts a JSON list of ``[sentences, summaries]`` documents instead of
+splits; ``--window N`` counts as if the model's window were N tokens (0: no limit).
 """
 
 from __future__ import annotations
@@ -240,6 +247,18 @@ def main() -> None:
         "--split", default=None, help="splits to count (default: SourceSum's four board splits)"
     )
     parser.add_argument("--shortlist", type=int, default=0, help="perplexity_gain's shortlist=K")
+    parser.add_argument(
+        "--window",
+        type=int,
+        default=None,
+        help="the window to count with (0: no limit; default: the model's)",
+    )
+    parser.add_argument(
+        "--documents", default=None, help="a JSON file of [sentences, summaries] documents to count instead"
+    )
+    parser.add_argument(
+        "--counts-only", action="store_true", help="print the token counts only (no throughput measured)"
+    )
     args = parser.parse_args()
     paths = [p for p in args.paths.split(",") if p in available_paths()]
     if args.threads:
@@ -248,10 +267,20 @@ def main() -> None:
     body, head = linear_shapes(lm.model)
     body_flops = sum(2 * i * o for i, o in body)
     head_flops = 2 * head[0] * head[1]
-    names = args.split.split(",") if args.split else dataset("sourcesum").board_splits()
-    splits = [load_split(s) for s in names]
-    window = lm.model.config.max_position_embeddings
-    counts = token_counts(lm.tokenizer, documents(splits), args.shortlist, window)
+    if args.documents:
+        names = []
+        with open(args.documents, encoding="utf-8") as f:
+            docs = [(tuple(sentences), list(summaries)) for sentences, summaries in json.load(f)]
+    else:
+        names = args.split.split(",") if args.split else dataset("sourcesum").board_splits()
+        docs = documents([load_split(s) for s in names])
+    window = lm.model.config.max_position_embeddings if args.window is None else args.window or None
+    counts = token_counts(lm.tokenizer, docs, args.shortlist, window)
+    if args.counts_only:
+        summaries = [len(every_summary) for _, every_summary in docs]
+        report = {"model": args.model, "splits": list(names), "shortlist": args.shortlist, "window": window}
+        print(json.dumps({**report, "summaries": summaries, "rankers": counts}, indent=2))
+        return
     rates = measured_rates(paths, args.dtypes.split(","), body, head)
     report: dict[str, object] = {
         "model": args.model,

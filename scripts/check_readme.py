@@ -4,6 +4,7 @@ wall time, then one line saying how many commands and Python blocks ran in how m
 the tracked tree unchanged, or an error naming the failed check (exit status 1).
 
     python scripts/check_readme.py [--readme README.md] [--section "Quick start" ...] [--keep]
+    python scripts/check_readme.py [--readme FILE] --list
 
 What it checks, in order:
 
@@ -19,12 +20,18 @@ What it checks, in order:
 3. ``git status --porcelain`` and ``git diff HEAD`` are the same after as before.
 
 Each command is echoed with ``$`` and followed by its wall time. Exit status 0 when all hold.
+
+``--list`` runs and checks nothing: it prints, as JSON, the file's fenced blocks as the checks
+read them (heading, language, marker, opening line, text, and a bash block's commands) and the
+first lines of its broken tables (tests/e2e/test_readme.py checks the parsing with it, and
+tests/e2e/test_docs.py compares the documentation's copies of the README's commands).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -109,6 +116,22 @@ def commands(text: str) -> list[str]:
     return out
 
 
+def listing(readme: str) -> dict[str, list]:
+    """What ``--list`` prints: every block (a bash block with its commands) and broken tables."""
+    found = [
+        {
+            "heading": b.heading,
+            "lang": b.lang,
+            "marker": b.marker,
+            "line": b.line,
+            "text": b.text,
+            "commands": commands(b.text) if b.lang in ("bash", "sh") else [],
+        }
+        for b in blocks(readme)
+    ]
+    return {"blocks": found, "broken_tables": broken_tables(readme)}
+
+
 def session_script(cmds: list[str], python_blocks: list[str]) -> str:
     """One bash script: each command echoed, run in the session's shell, then timed."""
     done = "__e=$(( ($(date +%s%N) - __s) / 100000000 )); printf '  (%d.%d s)\\n' $((__e / 10)) $((__e % 10)) >&2"
@@ -169,8 +192,14 @@ def main(argv: list[str] | None = None) -> int:
         help="heading to run (repeatable; default: " + ", ".join(repr(s) for s in SECTIONS) + ")",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary HOME and print it")
+    parser.add_argument(
+        "--list", action="store_true", help="print the blocks and broken tables as JSON; run nothing"
+    )
     args = parser.parse_args(argv)
     sections = args.section or list(SECTIONS)
+    if args.list:
+        print(json.dumps(listing(Path(args.readme).read_text(encoding="utf-8")), indent=2))
+        return 0
 
     found = blocks(Path(args.readme).read_text(encoding="utf-8"))
     failures = []

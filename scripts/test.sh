@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 dry="${SOURCESUM_SETUP_DRY_RUN:-}"
 [ "$dry" = 0 ] && dry=""
-# The example plugin, which tests/test_examples.py drives through the CLI (its own tests run too).
+# The example plugin, which tests/e2e/test_examples.py drives through the CLI (its own tests run too).
 if [ -n "$dry" ]; then
   if ! { [ -x .venv/bin/python ] && .venv/bin/python -c "import sourcesum_overlap" 2>/dev/null; }; then
     echo "would run: python -m pip install -q --no-deps -e examples/overlap_ranker"

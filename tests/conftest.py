@@ -1,5 +1,12 @@
 """Shared fixtures and markers.
 
+The tests mirror the package: ``tests/<folder>/test_<module>.py`` tests the module
+``sourcesum.<folder>.<module>`` (``tests/rankers/`` tests ``sourcesum.rankers``), ``tests/e2e``
+holds the end-to-end suites and ``tests/architecture`` the checks of the import layers. Helpers
+that more than one file uses live in ``tests/support``, imported as ``support.*``: pyproject.toml
+puts ``tests`` on the path and imports test files with ``--import-mode=importlib`` (so two
+folders may hold test files of one name, and no folder needs an ``__init__.py``).
+
 Unit tests run on the synthetic datasets in ``tests/fixtures/synthetic`` (registered here, as a
 plugin would register them), so they need no downloaded data and no network. Tests marked
 ``real_data`` read the real SourceSum files and the paper's published outputs, found only where
@@ -17,8 +24,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from support.data import SYNTHETIC
 
-SYNTHETIC = Path(__file__).resolve().parent / "fixtures" / "synthetic"
 if str(SYNTHETIC) not in sys.path:
     sys.path.insert(0, str(SYNTHETIC))
 import synthetic_datasets  # noqa: E402,F401  (registers synthnews and synthclaims)
@@ -33,8 +40,8 @@ os.environ.setdefault("SOURCESUM_CONFIG_DIR", str(TEST_HOME / "config"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The fast loop (``-m "not slow"``) runs property tests on fewer examples (tests/helpers.py)
-    and torch on one thread unless ``OMP_NUM_THREADS`` says otherwise: its tiny models gain
+    """The fast loop (``-m "not slow"``) runs property tests on fewer examples
+    (tests/support/properties.py) and torch on one thread unless ``OMP_NUM_THREADS`` says otherwise: its tiny models gain
     nothing from a second thread, and on cores shared with other jobs two threads spin against
     them (a tiny-model test took 29 s with two threads, 5.7 s with one, at load average 2.5)."""
     if "not slow" in (config.getoption("markexpr") or ""):
@@ -42,26 +49,10 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-def real_data_missing() -> str | None:
-    """Why the real SourceSum data cannot be read locally, or None when it can."""
-    from sourcesum.data import dataset
-    from sourcesum.data.sources import local_copy
-
-    sourcesum = dataset("sourcesum")
-    for spec in sourcesum.splits:
-        if not sourcesum.available(spec):
-            return f"SourceSum split {spec.name} has no local copy (set SOURCESUM_DATA_DIR)"
-    published = sourcesum.sources()["sourcesum-published"]
-    for name in published.files:
-        if local_copy(published.file(name)) is None:
-            return f"published file {name} has no local copy (set SOURCESUM_PUBLISHED_DIR)"
-    return None
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("real_data") is None:
         return
-    from helpers import skip_or_fail_without
+    from support.data import real_data_missing, skip_or_fail_without
 
     skip_or_fail_without(real_data_missing())
 

@@ -1,0 +1,193 @@
+"""scripts/bench_lm_floor.py counts exactly the tokens the LM rankers run through the model body,
+so its lower bound on their time rests on their real work (counted here with a forward hook on a
+tiny Llama), for hand-made pairs and for the runner's cross-split document groups of the
+synthetic splits.
+
+The script runs as a command (``--counts-only``) on the tiny model saved to a folder, with the
+hand-made documents in a file (``--documents``) or the synthetic datasets registered through
+their entry points (tests/support/data.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from sourcesum.data import load_split
+from sourcesum.paths import PROJECT_ROOT
+from sourcesum.rankers import create_ranker
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
+from sourcesum.rankers.lm.loading import register_loaded
+from sourcesum.runner.run import run_splits
+from sourcesum.store.stores import ScoreStore
+from support.data import synthetic_plugin_env
+from support.models import tiny_llama, tiny_tokenizer
+from support.pairs import make_pair
+
+SENTENCES = [
+    "The council voted to build a bridge over the river.",
+    "Work starts in May and should take two years.",
+    "Residents had asked for a crossing for decades.",
+    "The mayor called it a historic day for the town.",
+]
+SUMMARIES = ["A bridge will be built after a council vote.", "The town gets its long-awaited bridge."]
+
+
+HAND_DOCUMENTS = [(SENTENCES, SUMMARIES)]
+"""The hand-made pairs' one document, as the floor groups it."""
+
+
+@pytest.fixture(scope="module")
+def floor(tmp_path_factory):
+    """``floor(documents=..., splits=..., shortlist=..., window=...)``: the script's token counts
+    per ranker (``--counts-only``) with the tiny model's tokenizer, for hand-made documents or
+    synthetic splits (no window unless given); each distinct question is asked once."""
+    root = tmp_path_factory.mktemp("floor")
+    model = root / "tiny-floor"
+    tokenizer = tiny_tokenizer()
+    tiny_llama(tokenizer).save_pretrained(model)
+    tokenizer.save_pretrained(model)
+    answers: dict[tuple, dict] = {}
+
+    def ask(documents=None, splits=None, shortlist: int = 0, window: int = 0) -> dict:
+        key = (json.dumps(documents), splits, shortlist, window)
+        if key not in answers:
+            argv = [
+                "--counts-only",
+                "--model",
+                str(model),
+                "--shortlist",
+                str(shortlist),
+                "--window",
+                str(window),
+            ]
+            if documents is not None:
+                path = root / f"documents-{len(answers)}.json"
+                path.write_text(json.dumps(documents), encoding="utf-8")
+                argv += ["--documents", str(path)]
+            else:
+                argv += ["--split", splits]
+            done = subprocess.run(
+                [sys.executable, str(PROJECT_ROOT / "scripts" / "bench_lm_floor.py"), *argv],
+                cwd=PROJECT_ROOT,
+                env=synthetic_plugin_env(root / f"env-{len(answers)}"),
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, done.stderr[-3000:]
+            answers[key] = json.loads(done.stdout)
+        return answers[key]
+
+    return ask
+
+
+@pytest.fixture(scope="module")
+def counted():
+    """The tiny model (sdpa and eager twins) registered for the rankers, and a token counter."""
+    tokenizer = tiny_tokenizer()
+    tally = {"body": 0}
+
+    def count(module, args, kwargs):
+        ids, mask = kwargs["input_ids"], kwargs.get("attention_mask")
+        new = ids.shape[1]
+        tally["body"] += int(mask[:, -new:].sum()) if mask is not None else ids.numel()
+
+    base = None
+    for eager in (False, True):
+        model = tiny_llama(tokenizer, attn_implementation="eager" if eager else "sdpa")
+        if base is not None:
+            model.load_state_dict(base.state_dict())
+        base = model
+        loaded = register_loaded("tiny-floor", model, tokenizer, eager_attention=eager)
+        loaded.model.register_forward_pre_hook(count, with_kwargs=True)
+    return tokenizer, tally
+
+
+@pytest.mark.parametrize("ranker", ["perplexity_gain", "pmi", "attention"])
+def test_the_floor_counts_the_tokens_the_ranker_runs(counted, floor, ranker):
+    tokenizer, tally = counted
+    pairs = [make_pair(SENTENCES, s, pair_id=f"hand__{i}") for i, s in enumerate(SUMMARIES)]
+    expected = floor(documents=HAND_DOCUMENTS)["rankers"][ranker]
+    tally["body"] = 0
+    create_ranker(ranker, model="tiny-floor", device="cpu").score_batch(pairs)
+    assert tally["body"] == expected["body"]
+
+
+@pytest.mark.parametrize("ranker", ["perplexity_gain", "pmi", "attention"])
+def test_the_floor_counts_what_the_runner_runs_across_splits(counted, floor, ranker, tmp_path):
+    """On splits that share documents (and a split repeating another's pairs), the floor's
+    documents are the runner's cross-split document groups: the same tokens go through the body."""
+    tokenizer, tally = counted
+    names = ("synth_alpha_sys", "synth_alpha_ref", "synth_alpha_sys_all")
+    splits = [load_split(n) for n in names]
+    counts = floor(splits=",".join(names))
+    assert sorted(counts["summaries"]) == [1, 1, 2, 2, 2]  # five documents
+    expected = counts["rankers"][ranker]
+    tally["body"] = 0
+    run_splits(
+        create_ranker(ranker, model="tiny-floor", device="cpu"), splits, ScoreStore(tmp_path), progress=False
+    )
+    assert tally["body"] == expected["body"]
+
+
+def test_the_floor_counts_the_passes_attribution_runs(counted, floor):
+    """attribution, one summary per batch: its forward passes are the document once and each
+    summary once, and its backward passes (counted on a body Linear layer's output gradients) run
+    each summary and the whole document again, one pass per summary, as the floor counts; the
+    output layer's rows, forward and backward, are the floor's logits."""
+    tokenizer, tally = counted
+    pairs = [make_pair(SENTENCES, s, pair_id=f"hand__{i}") for i, s in enumerate(SUMMARIES)]
+    expected = floor(documents=HAND_DOCUMENTS)["rankers"]["attribution"]
+    ranker = create_ranker("attribution", model="tiny-floor", device="cpu", batch_size=1)
+    rows = {"backward": 0, "head": 0}
+
+    def count_backward(module, grad_input, grad_output):
+        rows["backward" if module is probe else "head"] += grad_output[0].shape[:-1].numel()
+
+    def count_head(module, args):
+        rows["head"] += args[0].shape[:-1].numel()
+
+    model = ranker.lm().model
+    probe, head = model.model.layers[0].mlp.down_proj, model.get_output_embeddings()
+    handles = [
+        probe.register_full_backward_hook(count_backward),
+        head.register_full_backward_hook(count_backward),
+        head.register_forward_pre_hook(count_head),
+    ]
+    try:
+        tally["body"] = 0
+        ranker.score_batch(pairs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    length = len(ranker.context(ranker.lm(), SENTENCES).ids())
+    summary_tokens = [len(ranker.summary_tokens(ranker.lm(), s)) for s in SUMMARIES]
+    assert tally["body"] == length + sum(summary_tokens)
+    assert rows["backward"] == sum(length + n for n in summary_tokens)
+    assert expected["body"] == tally["body"] + rows["backward"]
+    assert expected["logits"] == rows["head"]
+
+
+def test_the_floor_counts_a_shortlisted_perplexity_gain_and_leaves_out_what_overflows(counted, floor):
+    """perplexity_gain with shortlist=2 runs exactly the tokens counted with the shortlist; with
+    a window that one summary's reading exceeds, that summary's work is left out."""
+    tokenizer, tally = counted
+    pairs = [make_pair(SENTENCES, s, pair_id=f"hand__{i}") for i, s in enumerate(SUMMARIES)]
+    shortlisted = floor(documents=HAND_DOCUMENTS, shortlist=2)["rankers"]["perplexity_gain"]
+    tally["body"] = 0
+    create_ranker("perplexity_gain", model="tiny-floor", device="cpu", shortlist=2).score_batch(pairs)
+    assert (
+        tally["body"]
+        == shortlisted["body"]
+        < floor(documents=HAND_DOCUMENTS)["rankers"]["perplexity_gain"]["body"]
+    )
+    length = len(causal_context(tokenizer, SENTENCES, DEFAULT_TEMPLATE).ids())
+    longer, shorter = sorted(SUMMARIES, key=lambda s: -len(causal_summary(tokenizer, s)))
+    window = length + len(causal_summary(tokenizer, shorter))
+    assert len(causal_summary(tokenizer, longer)) > len(causal_summary(tokenizer, shorter))
+    only_shorter = floor(documents=[(SENTENCES, [shorter])])["rankers"]
+    windowed = floor(documents=HAND_DOCUMENTS, window=window)["rankers"]
+    assert windowed["attention"] == only_shorter["attention"]
+    assert windowed["pmi"] == floor(documents=HAND_DOCUMENTS)["rankers"]["pmi"]

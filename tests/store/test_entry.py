@@ -1,0 +1,84 @@
+"""Score entries (sourcesum.store.entry): an entry records its key, checksums and library
+versions; every header field is under the checksum; an entry under another name, edited scores
+or headers, and garbage are errors naming the file (``--all`` skips them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from sourcesum.errors import ScoreFileError
+from sourcesum.store.entry import ScoreEntry
+from sourcesum.store.stores import ScoreStore, read_entry
+from support.cli import run_cli
+from support.store import bm25_entry, lead_entry
+
+
+@pytest.fixture
+def one_entry(scores_dir) -> tuple[ScoreStore, ScoreEntry, Path]:
+    """lead on synth_alpha_sys in the user store: the store, the entry and its file."""
+    return lead_entry(scores_dir)
+
+
+def test_entry_records_key_checksum_and_library_versions(one_entry):
+    _, entry, path = one_entry
+    header = json.loads(path.read_text())
+    assert header["format"] == "sourcesum-scores/3" and header["key"] == entry.key
+    assert {"python", "numpy", "sourcesum-bench"} <= set(header["libraries"])
+    assert read_entry(path).scores == entry.scores
+
+
+def test_entry_under_another_name_is_rejected(one_entry):
+    store, _, path = one_entry
+    wrong = store.root / "bm25" / path.name
+    wrong.parent.mkdir()
+    shutil.copy(path, wrong)
+    with pytest.raises(ScoreFileError, match=r"holds lead on synth_alpha_sys .* belongs at lead/"):
+        read_entry(wrong)
+
+
+def test_edited_scores_and_headers_are_rejected(one_entry):
+    _, _, path = one_entry
+    text = path.read_text()
+    first_value = text.split('": [', 2)[2].split(",")[0]  # first score of a pair
+    edited = text.replace(f'": [{first_value},', '": [99.0,', 1)
+    assert edited != text
+    path.write_text(edited)
+    with pytest.raises(ScoreFileError, match="do not match their scores_sha256"):
+        read_entry(path)
+    path.write_text(text.replace('"version": "1"', '"version": "2"'))
+    with pytest.raises(ScoreFileError, match="header key .* does not match"):
+        read_entry(path)
+
+
+def test_garbage_is_an_error_naming_the_file_and_all_mode_skips_it(one_entry, capsys, tmp_path):
+    store, _, path = one_entry
+    garbage = store.root / "lead" / "synth_alpha_ref.000000000000.json"
+    garbage.write_bytes(os.urandom(256) + b"\xff")
+    with pytest.raises(ScoreFileError, match="synth_alpha_ref.000000000000.json: not UTF-8"):
+        read_entry(garbage)
+    out = tmp_path / "all.md"
+    code, _, err = run_cli(capsys, "leaderboard", "--all", "--dataset", "synthnews", "-o", str(out))
+    assert code == 0 and "synth_alpha_ref.000000000000.json: invalid" in err
+    assert "| lead |" in out.read_text()  # the valid entry still makes its row
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("label", "bm25 | 1.0000 | 1.0000"),
+        ("n_pairs", 1),
+        ("libraries", {"numpy": "0.0"}),
+        ("provenance", {"weights": "x"}),
+    ],
+)
+def test_every_header_field_is_under_the_checksum(tmp_path, field, value):
+    path = bm25_entry(tmp_path / "store")
+    raw = json.loads(path.read_text())
+    raw[field] = value
+    path.write_text(json.dumps(raw))
+    with pytest.raises(ScoreFileError, match="header_sha256|more than its n_pairs"):
+        read_entry(path)
