@@ -114,7 +114,9 @@ class OverlapPriorRanker(Ranker):
         parts = [(overlap(p.summary, p.sentences), position_prior(p.n_sentences)) for p in data.pairs]
         graded = [j.graded for j in data.judgments]
         quality = {
-            weight: ranking_quality([(1 - weight) * o + weight * q for o, q in parts], graded, data.min_relevant)
+            weight: ranking_quality(
+                [(1 - weight) * o + weight * q for o, q in parts], graded, data.min_relevant
+            )
             for weight in WEIGHT_GRID
         }
         self._chosen = max(WEIGHT_GRID, key=lambda w: (sum(quality[w]) / 2, -w))

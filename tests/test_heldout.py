@@ -72,7 +72,10 @@ def test_the_committed_declaration_declares_the_held_out_test():
         ('[heldout]\nsplits = ["synth_alpha_sys_heldout"]\n', "declares no rows"),
         ("[heldout]\nsplits = []\n", "needs splits"),
         ('[heldout]\nsplits = ["synth_alpha_sys_heldout"]\nmodels = 1\n', "takes splits"),
-        ('[heldout]\nsplits = ["synth_alpha_sys_heldout"]\n[[heldout.rows]]\nrank = "lead"\n', "needs ranker"),
+        (
+            '[heldout]\nsplits = ["synth_alpha_sys_heldout"]\n[[heldout.rows]]\nrank = "lead"\n',
+            "needs ranker",
+        ),
     ],
 )
 def test_a_bad_held_out_table_is_an_error_naming_the_file(tmp_path: Path, table, message):

@@ -705,7 +705,9 @@ def transfer_view(board: Leaderboard) -> TransferView | None:
     )
 
 
-def _left_out(boards: Sequence[Leaderboard], summarized: Sequence[Row]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _left_out(
+    boards: Sequence[Leaderboard], summarized: Sequence[Row]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """:attr:`TransferView.left_out`: each zero-shot row of any board not in the summary (once per
     name), grouped by why: the boards it has no counterpart on, where there is none or only
     other configurations of its ranker."""
