@@ -542,10 +542,10 @@ def test_leaderboard_measures_are_generic_end_to_end(capsys, scores_dir, tmp_pat
     lead = next(
         r for r in json.loads(js)["results"] if r["ranker"] == "lead" and r["split"] == "synth_beta_sys"
     )
-    assert 0 < lead["RR"] <= 1 and 0 < lead["nDCG@5"] <= 1 and 0 < lead["map"] <= 1
-    for key in ("RR", "nDCG@5", "map"):
+    assert 0 < lead["rr"] <= 1 and 0 < lead["ndcg_at_5"] <= 1 and 0 < lead["map"] <= 1
+    for key in ("rr", "ndcg_at_5", "map"):
         assert lead[key] == results[("lead", "synth_beta_sys")][key]
     # lead puts a relevant sentence first in every pair of synth_beta_sys
     split = load_split("synth_beta_sys")
-    assert all(split.binary(p.id)[0] for p in split) and lead["RR"] == 1.0
-    assert np.isfinite(lead["RR_ci"][0])
+    assert all(split.binary(p.id)[0] for p in split) and lead["rr"] == 1.0
+    assert np.isfinite(lead["rr_ci"][0])

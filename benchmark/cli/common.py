@@ -16,8 +16,8 @@ from sourcesum.evaluation.measures import Measure, measure_forms
 from sourcesum.outputs.escape import terminal
 
 SCHEMAS = {
-    "run": "sourcesum-run/2",
-    "evaluate": "sourcesum-evaluate/2",
+    "run": "sourcesum-run/3",
+    "evaluate": "sourcesum-evaluate/3",
     "compare": "sourcesum-compare/1",
     "list": "sourcesum-list/1",
     "verify": "sourcesum-verify/1",
@@ -28,7 +28,7 @@ SCHEMAS = {
 }
 """The ``schema`` field of each command's JSON output: ``<name>/<version>``; the version goes
 up when a field changes meaning or disappears (docs/json.md documents every field). The board's
-JSON (``leaderboard --format json``) is ``sourcesum-leaderboard/2``, written by
+JSON (``leaderboard --format json``) is :data:`sourcesum.outputs.tables.SCHEMA`, written by
 :func:`sourcesum.outputs.tables.render_json`."""
 
 

@@ -25,6 +25,9 @@ from sourcesum import __version__
 from sourcesum.board.view import BoardView
 from sourcesum.stats.significance import Marked
 
+SCHEMA = "sourcesum-leaderboard/3"
+"""The ``schema`` field of the board's JSON (docs/json.md)."""
+
 
 def test_record(name: str, marked: Marked) -> dict[str, Any]:
     """A test for JSON: ``name`` = Holm's adjustment of the point p-value, then its Holm-adjusted
@@ -121,7 +124,7 @@ def human_records(view: BoardView) -> dict[str, Any] | None:
 
 def render_json(view: BoardView) -> str:
     payload: dict[str, Any] = {
-        "schema": "sourcesum-leaderboard/2",
+        "schema": SCHEMA,
         "version": __version__,
         "inputs_sha256": view.inputs_sha256,
         "results": records(view),
