@@ -223,7 +223,7 @@ def outputs(tmp_path_factory) -> dict[str, dict[str, Any]]:
             return result
 
         rows = ("lead", "random", "bm25") + (("overlap",) if PLUGIN else ())
-        splits = "synthnews,synth_alpha_sys_all"
+        splits = "synthnews,synth_alpha_sys_all,synth_claims"
         out = {
             "run --json": run(
                 "run", "--ranker", ",".join([*rows, "oracle"]), "--split", splits, "--json", "--no-progress"
@@ -232,6 +232,8 @@ def outputs(tmp_path_factory) -> dict[str, dict[str, Any]]:
         board = root / "board.toml"
         board.write_text(
             declaration(rows=rows)
+            + '\n[[tasks]]\ndataset = "synthclaims"\n'
+            + "".join(f'[[tasks.rows]]\nranker = "{r}"\n\n' for r in ("lead", "bm25"))
             + '\n[heldout]\nsplits = ["synth_alpha_sys_all"]\n'
             + "".join(f'[[heldout.rows]]\nranker = "{r}"\n\n' for r in ("lead", "random", "bm25"))
         )
