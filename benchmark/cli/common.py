@@ -16,8 +16,8 @@ from sourcesum.evaluation.measures import Measure, measure_forms
 from sourcesum.outputs.escape import terminal
 
 SCHEMAS = {
-    "run": "sourcesum-run/2",
-    "evaluate": "sourcesum-evaluate/2",
+    "run": "sourcesum-run/3",
+    "evaluate": "sourcesum-evaluate/3",
     "compare": "sourcesum-compare/1",
     "list": "sourcesum-list/1",
     "verify": "sourcesum-verify/1",
@@ -28,7 +28,7 @@ SCHEMAS = {
 }
 """The ``schema`` field of each command's JSON output: ``<name>/<version>``; the version goes
 up when a field changes meaning or disappears (docs/json.md documents every field). The board's
-JSON (``leaderboard --format json``) is ``sourcesum-leaderboard/2``, written by
+JSON (``leaderboard --format json``) is :data:`sourcesum.outputs.tables.SCHEMA`, written by
 :func:`sourcesum.outputs.tables.render_json`."""
 
 
@@ -111,7 +111,8 @@ def emit(
         print_json(schema, {"results": records})
         return
     columns = [system_key, "split", "pairs"] + [m.json_key for m in measures]
-    print(terminal(format_table(records, columns)))
+    shown = {m.json_key: m.display_name for m in measures}  # people read names; JSON keeps keys
+    print(terminal(format_table(records, columns, [shown.get(c, c) for c in columns])))
     notes: list[str] = []
     for record in records:
         for key, reasons in (record.get("undefined_reasons") or {}).items():
@@ -119,7 +120,7 @@ def emit(
                 f"{reason} on {count} pair{'s' if count != 1 else ''}" for reason, count in reasons.items()
             )
             notes.append(
-                f"note: {record[system_key]} on {record['split']}: {key} is undefined ({why}), "
+                f"note: {record[system_key]} on {record['split']}: {shown.get(key, key)} is undefined ({why}), "
                 "left out of its mean"
             )
         if record.get("partial"):

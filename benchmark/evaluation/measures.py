@@ -40,8 +40,10 @@ Kernel = Callable[["Measure", Ranking, np.ndarray], np.ndarray]
 class Family:
     """One registered measure family (see the module docstring).
 
-    ``display``/``json_key`` map a measure to its column name / JSON key (default: its
-    canonical name); ``expectation`` to the measure whose value is its expectation over tie
+    ``display`` maps a measure to its column name (default: its canonical name); ``key`` is the
+    base of its JSON key (default: the family name in lower case; :attr:`Measure.json_key` adds
+    the cut-off and options), ``json_key`` a function that replaces that rule (its result is
+    brought to the same style); ``expectation`` to the measure whose value is its expectation over tie
     orderings (default: the measure itself, for kernels that already average over ties; return
     None where there is none); ``tie_rule`` names the default tie rule when the measure is not
     its own expectation (Ties table)."""
@@ -54,6 +56,7 @@ class Family:
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Option -> allowed values, the first being the default."""
     display: Callable[[Measure], str] | None = None
+    key: str | None = None
     json_key: Callable[[Measure], str] | None = None
     expectation: Callable[[Measure], Measure | None] | None = None
     tie_rule: str = "expected"
@@ -137,8 +140,16 @@ class Measure:
 
     @property
     def json_key(self) -> str:
-        """Key of the split mean in JSON results (e.g. ``ndcg``, ``map``)."""
-        return self.spec.json_key(self) if self.spec.json_key else self.name
+        """Key of the measure in JSON and CSV (:func:`key_style`): the family's key, then
+        ``at_<k>`` and ``<option>_<value>`` per non-default option, joined by ``_``: ``ndcg``,
+        ``map``, ``ndcg_at_10``, ``map_ties_expected``, ``ndcg_at_5_gain_exponential``,
+        ``p_at_3``, ``spearman``."""
+        if self.spec.json_key is not None:
+            return key_style(self.spec.json_key(self))
+        parts = [self.spec.key or self.family]
+        parts += [f"at_{self.k}"] if self.k is not None else []
+        parts += [f"{name}_{value}" for name, value in self.options]
+        return key_style("_".join(parts))
 
     @property
     def expectation(self) -> Measure | None:
@@ -155,6 +166,12 @@ class Measure:
     def compute(self, ranking: Ranking, relevance: np.ndarray) -> np.ndarray:
         """Per-row values for a ranked batch and the matching (padded) relevance array."""
         return self.spec.kernel(self, ranking, relevance)
+
+
+def key_style(text: str) -> str:
+    """The one style of measure keys: lower case, each run of other characters than letters and
+    digits one ``_`` (``nDCG@10`` -> ``ndcg_10``)."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def _family(name: str) -> Family:
@@ -185,7 +202,7 @@ register_measure(
         cutoff="optional",
         options={"gain": ("linear", "exponential", "binary")},
         display=lambda m: "NDCG" if _plain(m) else m.name,
-        json_key=lambda m: "ndcg" if _plain(m) else m.name,
+        key="ndcg",
     )
 )
 register_measure(
@@ -202,7 +219,7 @@ register_measure(
         display=lambda m: (
             "MAP" if _plain(m) else "MAP (ties expected)" if m.options == (("ties", "expected"),) else m.name
         ),
-        json_key=lambda m: "map" if _plain(m) else m.name,
+        key="map",
         expectation=lambda m: Measure.of("AP", ties="expected"),
         tie_rule="block, scikit-learn",
     )

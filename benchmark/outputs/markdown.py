@@ -179,15 +179,14 @@ def render_markdown(view: BoardView, plot: str = PLOT_NAME, text: BoardText = Bo
     """The Markdown board; ``plot`` is the file name of the plot it links to, ``text`` what the
     header says of its scores' origin and how to render it again."""
     coverage, human = human_tables(view) if view.human else ("", "")
-    zero_shot = [r for r in view.ranked if not r.supervised]
-    supervised = [r for r in view.ranked if r.supervised]
+    groups = {key: table(view, rows) for key, _, rows in view.groups}
     tables = {
-        "zero_shot": table(view, zero_shot) if zero_shot else "",
-        "supervised": table(view, supervised) if supervised else "",
+        "zero_shot": groups.get("zero-shot", ""),
+        "supervised": groups.get("supervised", ""),
         "lead": lead_table(view),
         "rows": rows_table(view),
-        "published": table(view, view.published),
-        "reference": table(view, view.reference),
+        "published": groups.get("published", ""),
+        "reference": groups.get("reference", ""),
         "coverage": coverage,
         "human": human,
         "ties": ties_table(view),

@@ -36,7 +36,7 @@ def test_explorer_data_lists_every_board_measure(built):
     data = explorer_data(other, split.name)
     assert data["split"] == split.name and data["title"] == "Alpha-Ref"
     assert data["measures"] == [{"key": m.json_key, "name": m.display_name} for m in measures]
-    assert [m["key"] for m in data["measures"]] == ["ndcg", "map", "RR", "P@2"]
+    assert [m["key"] for m in data["measures"]] == ["ndcg", "map", "rr", "p_at_2"]
     rows = other.ranked_rows + other.reference_rows
     assert data["rankers"] == [
         {"label": r.label, "name": r.name or r.label, "reference": r.reference} for r in rows
@@ -65,8 +65,8 @@ def test_explorer_data_lists_every_board_measure(built):
     # RR are undefined there, P@2 is 0
     (empty,) = [i for i, p in enumerate(split.pairs) if not any(split.binary(p.id))]
     assert nulls == 2 * len(rows)
-    assert data["pairs"][empty]["values"]["map"] == data["pairs"][empty]["values"]["RR"] == [None] * len(rows)
-    assert data["pairs"][empty]["values"]["P@2"] == [0.0] * len(rows)
+    assert data["pairs"][empty]["values"]["map"] == data["pairs"][empty]["values"]["rr"] == [None] * len(rows)
+    assert data["pairs"][empty]["values"]["p_at_2"] == [0.0] * len(rows)
 
 
 def test_explorer_data_of_a_dataset_without_votes(scores_dir, capsys):

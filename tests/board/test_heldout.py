@@ -102,7 +102,7 @@ def test_a_board_with_a_held_out_test_reports_it(tmp_path: Path, capsys, scores_
     heldout = json.loads(printed[printed.index("{") :])["heldout"]
     assert heldout["splits"] == ["synth_alpha_sys_heldout"]
     record = next(
-        r for r in heldout["against_lead"] if r["ranker"] == "bm25" and r["measure"] == "nDCG" and r["split"]
+        r for r in heldout["against_lead"] if r["ranker"] == "bm25" and r["measure"] == "ndcg" and r["split"]
     )
     low, high = record["ci"]
     assert low <= record["difference"] <= high

@@ -20,7 +20,7 @@ import pytest
 from sourcesum import paths, stats
 from sourcesum.board.statistics import resampling_clusters
 from sourcesum.cli import main
-from sourcesum.data import dataset, load_split, split_spec
+from sourcesum.data import dataset, load_split
 from sourcesum.evaluation.evaluate import evaluate_split
 from sourcesum.evaluation.measures import AP, NDCG
 from sourcesum.rankers import create_ranker
@@ -105,8 +105,8 @@ def test_run_table_and_extra_measures(capsys, scores_dir):
     assert code == 0
     assert "P@3" in out
     # one pair has no sentence with 2 votes (no binary source)
-    assert "note: lead on synth_alpha_sys_all: map is undefined (no relevant sentence on 1 pair)" in out
-    assert "map is undefined (no relevant sentence on 1 pair)" in out and "left out of its mean" in out
+    assert "note: lead on synth_alpha_sys_all: MAP is undefined (no relevant sentence on 1 pair)" in out
+    assert "MAP is undefined (no relevant sentence on 1 pair)" in out and "left out of its mean" in out
 
 
 def _score_file(tmp_path, split_name, field, transform, drop_pair=None, nan_at=()):
@@ -151,7 +151,7 @@ def test_evaluate_matches_run_for_the_same_scores(capsys, tmp_path, scores_dir):
     _, out, _ = run_cli(capsys, "evaluate", str(lead_file), "--field", "position", "--json", *measures)
     evaluated = json.loads(out)["results"][0]
     ran = run_json(capsys, "lead", "synth_beta_ref", *measures)[("lead", "synth_beta_ref")]
-    for key in ("ndcg", "map", "RR", "P@2", "pairs"):
+    for key in ("ndcg", "map", "rr", "p_at_2", "pairs"):
         assert evaluated[key] == ran[key]
 
 
@@ -204,7 +204,7 @@ def test_leaderboard_is_byte_identical_and_has_all_formats(capsys, scores_dir, t
     assert r"\toprule" in latex and r"\textbf{" in latex and "Alpha-Sys" in latex
     _, csv_text, _ = run_cli(capsys, *board, "-o", "-", "--format", "csv")
     assert csv_text.splitlines()[0].startswith(
-        "name,label,reference,published,Alpha-Sys NDCG,Alpha-Sys NDCG CI low"
+        "board,group,name,ranker,split,pairs,reference,published,ndcg,ndcg_ci_low,ndcg_ci_high,map"
     )
     _, js, _ = run_cli(capsys, *board, "-o", "-", "--format", "json")
     records = json.loads(js)["results"]
@@ -472,46 +472,42 @@ def test_csv_carries_every_field_of_the_json_records(capsys, scores_dir):
     board = ("leaderboard", "--all", "--dataset", "synthnews", "-o", "-")
     _, js, _ = run_cli(capsys, *board, "--format", "json")
     _, csv_text, _ = run_cli(capsys, *board, "--format", "csv")
-    lines = {line["label"]: line for line in csv.DictReader(io.StringIO(csv_text))}
-    results = json.loads(js)["results"]
-    assert {r["ranker"] for r in results} == set(lines)  # JSON's "ranker" is the full label
-    measure_columns = {"ndcg": "NDCG", "map": "MAP"}
+    lines = list(csv.DictReader(io.StringIO(csv_text)))
+    payload = json.loads(js)
+    results = payload["results"]
+    assert [(line["name"], line["split"]) for line in lines] == [(r["name"], r["split"]) for r in results]
+    averages = {r["name"]: r for r in payload["averages"]}
     checked = set()
 
     def check(line, name, value):
         assert name in line, name
-        if isinstance(value, float):
+        if isinstance(value, bool):
+            assert line[name] == str(value).lower(), name
+        elif isinstance(value, float):
             assert float(line[name]) == value or (math.isnan(value) and math.isnan(float(line[name]))), name
         else:
             assert line[name] == str(value), name
-        checked.add(name.split(" ", 1)[1])
+        checked.add(name)
 
     def leaves(record, prefix=""):
         for key, value in record.items():
             if isinstance(value, dict):
-                yield from leaves(value, f"{prefix}{key} ")
+                yield from leaves(value, f"{prefix}{key}.")
+            elif isinstance(value, list) and len(value) == 2:
+                yield f"{prefix}{key}_low", value[0]
+                yield f"{prefix}{key}_high", value[1]
             else:
                 yield f"{prefix}{key}", value
 
-    for record in results:
-        line, title = lines[record["ranker"]], split_spec(record["split"]).title
+    for line, record in zip(lines, results, strict=True):
         for key, value in leaves(record):
-            if key in ("ranker", "split"):
-                continue
-            if key == "name":
-                assert line["name"] == value
-                continue
-            if key in ("reference", "published"):
-                assert line[key] == str(value)
-            elif key in measure_columns:
-                check(line, f"{title} {measure_columns[key]}", value)
-            elif key.endswith("_ci") and key[:-3] in measure_columns:
-                check(line, f"{title} {measure_columns[key[:-3]]} CI low", value[0])
-                check(line, f"{title} {measure_columns[key[:-3]]} CI high", value[1])
-            else:
-                check(line, f"{title} {key}", value)
+            check(line, key, value)
+        for key, value in leaves(averages[record["name"]]):
+            if key not in ("board", "group", "ranker", "name", "reference", "published", "splits"):
+                check(line, f"avg_{key}", value)
     # p-values against the best and against lead, and the tie report, are among them
-    assert {"ndcg_p_vs_best", "map_p_vs_lead", "ties pairs_with_ties", "ties AP expected"} <= checked
+    assert {"ndcg_p_vs_best", "map_p_vs_lead", "ties.pairs_with_ties", "ties.map.expected"} <= checked
+    assert {"avg_ndcg", "avg_ndcg_ci_low", "avg_map_p_vs_best_decision"} <= checked
 
 
 def test_leaderboard_measures_are_generic_end_to_end(capsys, scores_dir, tmp_path):
@@ -532,15 +528,15 @@ def test_leaderboard_measures_are_generic_end_to_end(capsys, scores_dir, tmp_pat
     _, latex, _ = run_cli(capsys, *board, "-o", "-", "--format", "latex", *measures)
     assert r"\multicolumn{3}{c}{Alpha-Sys}" in latex and "Ranker & nDCG@5 & MAP & RR & nDCG@5" in latex
     _, csv_text, _ = run_cli(capsys, *board, "-o", "-", "--format", "csv", *measures)
-    assert "Alpha-Sys RR CI low" in csv_text.splitlines()[0]
+    assert "rr_ci_low" in csv_text.splitlines()[0].split(",")
     _, js, _ = run_cli(capsys, *board, "-o", "-", "--format", "json", *measures)
     lead = next(
         r for r in json.loads(js)["results"] if r["ranker"] == "lead" and r["split"] == "synth_beta_sys"
     )
-    assert 0 < lead["RR"] <= 1 and 0 < lead["nDCG@5"] <= 1 and 0 < lead["map"] <= 1
-    for key in ("RR", "nDCG@5", "map"):
+    assert 0 < lead["rr"] <= 1 and 0 < lead["ndcg_at_5"] <= 1 and 0 < lead["map"] <= 1
+    for key in ("rr", "ndcg_at_5", "map"):
         assert lead[key] == results[("lead", "synth_beta_sys")][key]
     # lead puts a relevant sentence first in every pair of synth_beta_sys
     split = load_split("synth_beta_sys")
-    assert all(split.binary(p.id)[0] for p in split) and lead["RR"] == 1.0
-    assert np.isfinite(lead["RR_ci"][0])
+    assert all(split.binary(p.id)[0] for p in split) and lead["rr"] == 1.0
+    assert np.isfinite(lead["rr_ci"][0])

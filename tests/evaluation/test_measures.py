@@ -51,12 +51,22 @@ def test_the_measure_table_gives_names_keys_relevance_and_expectations():
     assert (EXPECTED_AP.name, EXPECTED_AP.display_name, EXPECTED_AP.json_key) == (
         "AP(ties=expected)",
         "MAP (ties expected)",
-        "AP(ties=expected)",
+        "map_ties_expected",
     )
     assert Measure.of("AP", ties="block") == AP and Measure.of("nDCG", gain="linear") == NDCG
     exponential = Measure.of("nDCG", 5, gain="exponential")
     assert exponential.name == "nDCG@5(gain=exponential)" and exponential.option("gain") == "exponential"
-    assert exponential.json_key == exponential.display_name == exponential.name
+    assert exponential.display_name == exponential.name
+    # JSON keys: one lower-case style, the paper's measures as ndcg and map
+    assert exponential.json_key == "ndcg_at_5_gain_exponential"
+    keys = {m: parse_measure(m).json_key for m in ("nDCG@10", "P@3", "R@2", "RR", "Spearman")}
+    assert keys == {
+        "nDCG@10": "ndcg_at_10",
+        "P@3": "p_at_3",
+        "R@2": "r_at_2",
+        "RR": "rr",
+        "Spearman": "spearman",
+    }
     assert (NDCG.default_tie_rule, AP.default_tie_rule) == ("expected", "block, scikit-learn")
     assert parse_measure("Spearman").expectation is None
     assert parse_measures("nDCG@3,AP(ties=expected), P@2") == (

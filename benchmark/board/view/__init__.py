@@ -23,6 +23,7 @@ byte-identical.
 
 from sourcesum.board.view.build import build_view, heldout_view
 from sourcesum.board.view.types import (
+    GROUPS,
     BoardView,
     Cell,
     Column,
@@ -38,6 +39,7 @@ from sourcesum.board.view.types import (
 )
 
 __all__ = [
+    "GROUPS",
     "BoardView",
     "Cell",
     "Column",

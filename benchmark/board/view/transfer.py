@@ -109,6 +109,8 @@ def transfer_view(board: Leaderboard) -> TransferView | None:
         tuple(correlations),
         notes,
         _left_out(boards, [r for rows_ in matched.values() for r in rows_]),
+        tuple(b.dataset.name for b in boards),
+        measure.json_key,
     )
 
 

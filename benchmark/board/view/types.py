@@ -11,6 +11,14 @@ from sourcesum.data import Dataset
 from sourcesum.evaluation.measures import Measure
 from sourcesum.util.numbers import fmt_ci
 
+GROUPS: tuple[tuple[str, str], ...] = (
+    ("zero-shot", "Zero-shot rankers"),
+    ("supervised", "Supervised (trained on the votes)"),
+    ("published", "Published systems"),
+    ("reference", "References"),
+)
+"""The groups of a board's main table, in order: ``(key, title)`` (:attr:`RowView.group`)."""
+
 
 @dataclass(frozen=True)
 class Column:
@@ -66,6 +74,16 @@ class RowView:
     """Published rows: per split, (NaN scores replaced by 0, pairs whose scores were all NaN)."""
     complete: bool = False
     """It has a value on every board split (so an Avg)."""
+
+    @property
+    def group(self) -> str:
+        """The row's group (:data:`GROUPS`): ``reference``, ``published``, ``supervised`` (a
+        ranker trained on the dataset's labels) or ``zero-shot``."""
+        if self.reference:
+            return "reference"
+        if self.published:
+            return "published"
+        return "supervised" if self.supervised else "zero-shot"
 
 
 @dataclass(frozen=True)
@@ -151,15 +169,22 @@ class TransferView:
     between each two boards over those rows."""
 
     boards: tuple[str, ...]
+    """The boards' titles: the main board's, then each task's."""
     measure: str
+    """The measure's display name."""
     rows: tuple[tuple[str, tuple[int, ...]], ...]
     correlations: tuple[tuple[str, str, float], ...]
+    """``(title, title, rho)`` for each two boards."""
     policy_notes: tuple[tuple[str, str], ...] = ()
     """One sentence per method whose rows differ between boards in an unscorable-policy
     parameter (:func:`~sourcesum.board.view.transfer.same_method`): which value runs where, and why the rows still match."""
     left_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Every zero-shot row of some board that the summary leaves out, grouped by why: ``(reason,
     names)``, e.g. ``("not on WiCE and QMSum evidence", (...))``."""
+    names: tuple[str, ...] = ()
+    """The boards' names (their datasets'), in the order of :attr:`boards`."""
+    measure_key: str = ""
+    """The measure's JSON key."""
 
 
 @dataclass
@@ -205,6 +230,17 @@ class BoardView:
     def rows(self) -> tuple[RowView, ...]:
         """Every row: ranked, published, reference."""
         return self.ranked + self.published + self.reference
+
+    @property
+    def groups(self) -> tuple[tuple[str, str, tuple[RowView, ...]], ...]:
+        """The main table as shown, group by group (:data:`GROUPS`): ``(key, title, rows)``, each
+        group's rows in board order, empty groups left out."""
+        out = []
+        for key, title in GROUPS:
+            rows = tuple(r for r in self.rows if r.group == key)
+            if rows:
+                out.append((key, title, rows))
+        return tuple(out)
 
     @property
     def default_measures(self) -> bool:
