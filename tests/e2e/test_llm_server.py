@@ -9,14 +9,13 @@ agreement with the local model is measured with the default prompt (the paper's 
 (``real_data``).
 
 These tests fail (never skip) when ``$CI`` or ``$SOURCESUM_REQUIRE_LLM_SERVER`` is set and the
-server cannot start; elsewhere they skip only when llama-cpp-python is not installed
-(``pip install -e '.[llm]'``; ``scripts/setup.sh`` installs it).
+server cannot start; elsewhere they skip only when llama-cpp-python is not installed (the
+``llm-server`` extra: ``bash scripts/setup.sh --extras all``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +24,7 @@ from sourcesum.data import load_split
 from sourcesum.errors import RankerError
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.llm.backends.openai_compat import record_problem
-from support.servers import FAULTS, INVALID, MODEL_ALIAS, Proxy, start_llama_server
+from support.servers import FAULTS, INVALID, MODEL_ALIAS, Proxy, need_llm_server, start_llama_server
 
 pytestmark = pytest.mark.slow  # a real server running the real SmolLM2 GGUF
 
@@ -39,22 +38,9 @@ TEMPLATE = (
 top 20 first tokens under the chat template, measured with the local model on these pairs)."""
 
 
-REQUIRED = bool(os.environ.get("CI") or os.environ.get("SOURCESUM_REQUIRE_LLM_SERVER"))
-
-
-def _missing(reason: str) -> None:
-    if REQUIRED:
-        pytest.fail(f"{reason} (required here: $CI or $SOURCESUM_REQUIRE_LLM_SERVER is set)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    try:
-        import llama_cpp.server  # noqa: F401
-        import openai  # noqa: F401
-    except ImportError as exc:
-        _missing(f"llama-cpp-python[server] and openai are needed ({exc}); pip install -e '.[llm]'")
+    need_llm_server()
     from sourcesum.rankers.lm.weights import DEFAULT_LM, gguf_location
 
     folder, filename = gguf_location(DEFAULT_LM)

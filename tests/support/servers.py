@@ -22,6 +22,35 @@ from pathlib import Path
 MODEL_ALIAS = "SmolLM2-135M-Instruct"
 
 
+REQUIRED = bool(os.environ.get("CI")) or os.environ.get("SOURCESUM_REQUIRE_LLM_SERVER", "") not in ("", "0")
+"""The real-server tests must run here (.ci/run): a missing server fails them instead of
+skipping them."""
+
+
+def need_llm_server(*modules: str) -> None:
+    """Skip the calling test (fail it where :data:`REQUIRED`) unless llama-cpp-python's server and
+    ``modules`` import: one reason, so ``pytest -ra`` reports the skipped group in one line."""
+    import importlib
+
+    missing = []
+    for name in ("llama_cpp.server", "openai", *modules):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name.partition(".")[0])
+    if not missing:
+        return
+    import pytest
+
+    reason = (
+        f"real llama.cpp server tests: {', '.join(missing)} not installed (bash scripts/setup.sh "
+        "--extras all adds the llm-server extra, compiling llama.cpp: about 30 minutes on 2 cores)"
+    )
+    if REQUIRED:
+        pytest.fail(f"{reason}; required here: $CI or $SOURCESUM_REQUIRE_LLM_SERVER is set")
+    pytest.skip(reason)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -31,7 +31,6 @@ when llama-cpp-python is not installed.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -43,9 +42,7 @@ from sourcesum.errors import ParameterError, RankerError
 from sourcesum.rankers import create_ranker
 from sourcesum.runner.configs import Configuration
 from support.pairs import make_pair
-
-REQUIRED = bool(os.environ.get("CI") or os.environ.get("SOURCESUM_REQUIRE_LLM_SERVER"))
-
+from support.servers import need_llm_server
 
 SERVED = "SmolLM2-135M-Instruct"
 """The model name the servers answer to (tests/support/servers.py's MODEL_ALIAS)."""
@@ -357,20 +354,9 @@ def fresh_proxy(upstream: str):
     return FreshProxy(upstream)
 
 
-def _missing(reason: str) -> None:
-    if REQUIRED:
-        pytest.fail(f"{reason} (required here: $CI or $SOURCESUM_REQUIRE_LLM_SERVER is set)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def f32_gguf(tmp_path_factory) -> Path:
-    try:
-        import gguf  # noqa: F401
-        import llama_cpp.server  # noqa: F401
-        import openai  # noqa: F401
-    except ImportError as exc:
-        _missing(f"llama-cpp-python[server], openai and gguf are needed ({exc}); pip install -e '.[llm,lm]'")
+    need_llm_server("gguf")
     from support.models import write_f32_gguf
 
     started = time.monotonic()
