@@ -26,6 +26,12 @@ from pathlib import Path
 import pytest
 from support.data import SYNTHETIC
 
+# pytest rewrites the asserts of every test module it imports (an AST pass over ~100 files, about
+# half the CPU time of collection) and keeps the result as a .pyc in __pycache__, unless bytecode
+# writing is off: where PYTHONDONTWRITEBYTECODE is set, as on the project's machines, each run
+# rewrote every module again. __pycache__ is git-ignored.
+sys.dont_write_bytecode = False
+
 if str(SYNTHETIC) not in sys.path:
     sys.path.insert(0, str(SYNTHETIC))
 import synthetic_datasets  # noqa: E402,F401  (registers synthnews and synthclaims)

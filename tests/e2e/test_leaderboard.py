@@ -6,17 +6,35 @@ candidate."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+from pathlib import Path
 
 import pytest
 from sourcesum import paths
 from sourcesum.board import board_statistics, collect_declared, read_declaration
+from sourcesum.cli import main
 from sourcesum.cli.boards import rows_text
 from sourcesum.data import load_split
 from sourcesum.store.stores import ScoreStore
-from support.cli import run_cli
 
 pytestmark = pytest.mark.real_data
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> tuple[int, str, Path, Path]:
+    """``sourcesum leaderboard -o FILE`` from an empty memo folder, once for the module (the
+    board's statistics are its costliest computation): (exit status, stderr, FILE, the memo
+    folder the run filled)."""
+    root = tmp_path_factory.mktemp("fresh-board")
+    out, cache = root / "leaderboard.md", root / "empty-cache"
+    err = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOURCESUM_CACHE_DIR", str(cache))
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = main(["leaderboard", "-o", str(out)])
+    return code, err.getvalue(), out, cache
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +45,11 @@ def board():
 
 
 @pytest.fixture(scope="module")
-def stats(board):
-    return board_statistics(board)
+def stats(board, fresh):
+    """The committed board's statistics, from the memo the fresh run computed them into."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOURCESUM_CACHE_DIR", str(fresh[3]))
+        return board_statistics(board)
 
 
 @pytest.fixture(scope="module")
@@ -92,13 +113,11 @@ def test_the_row_summary_adds_up(board):
 
 
 @pytest.mark.real_data
-def test_committed_board_is_complete_and_leaderboard_md_is_current(tmp_path, capsys, monkeypatch):
+def test_committed_board_is_complete_and_leaderboard_md_is_current(fresh):
     """The official board renders from the committed store alone, byte-identical to the
     committed leaderboard.md and leaderboard.png (so nothing a user computes can change it),
     from an empty memo (so a poisoned statistics or plot memo cannot reach a commit)."""
-    monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "empty-cache"))
-    out = tmp_path / "leaderboard.md"
-    code, _, err = run_cli(capsys, "leaderboard", "-o", str(out))
+    code, err, out, _ = fresh
     assert code == 0, err
     assert out.read_text() == paths.LEADERBOARD_PATH.read_text()
     assert out.with_suffix(".png").read_bytes() == paths.LEADERBOARD_PATH.with_suffix(".png").read_bytes()

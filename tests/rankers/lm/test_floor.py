@@ -1,11 +1,9 @@
-"""scripts/bench_lm_floor.py counts exactly the tokens the LM rankers run through the model body,
-so its lower bound on their time rests on their real work (counted here with a forward hook on a
-tiny Llama), for hand-made pairs and for the runner's cross-split document groups of the
-synthetic splits.
-
-The script runs as a command (``--counts-only``) on the tiny model saved to a folder, with the
-hand-made documents in a file (``--documents``) or the synthetic datasets registered through
-their entry points (tests/support/data.py)."""
+"""scripts/bench_lm_floor.py counts exactly the tokens the LM rankers run through the model body
+(:mod:`sourcesum.rankers.lm.floor`), so its lower bound on their time rests on their real work
+(counted here with a forward hook on a tiny Llama), for hand-made pairs and for the runner's
+cross-split document groups of the synthetic splits. The counts are computed in process; one
+test runs the script as a command (``--counts-only``) on the tiny model saved to a folder and
+checks that it prints those counts."""
 
 from __future__ import annotations
 
@@ -17,6 +15,8 @@ import pytest
 from sourcesum.data import load_split
 from sourcesum.paths import PROJECT_ROOT
 from sourcesum.rankers import create_ranker
+from sourcesum.rankers.lm.floor import documents as floor_documents
+from sourcesum.rankers.lm.floor import token_counts
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
 from sourcesum.rankers.lm.loading import register_loaded
 from sourcesum.runner.run import run_splits
@@ -39,48 +39,58 @@ HAND_DOCUMENTS = [(SENTENCES, SUMMARIES)]
 
 
 @pytest.fixture(scope="module")
-def floor(tmp_path_factory):
-    """``floor(documents=..., splits=..., shortlist=..., window=...)``: the script's token counts
-    per ranker (``--counts-only``) with the tiny model's tokenizer, for hand-made documents or
-    synthetic splits (no window unless given); each distinct question is asked once."""
-    root = tmp_path_factory.mktemp("floor")
-    model = root / "tiny-floor"
+def floor():
+    """``floor(documents=..., splits=..., shortlist=..., window=...)``: the token counts per ranker
+    (:func:`token_counts`, what the script prints with ``--counts-only``) with the tiny model's
+    tokenizer, for hand-made documents or synthetic splits (no window unless given), and the
+    summaries of each document."""
+    tokenizer = tiny_tokenizer()
+
+    def ask(documents=None, splits=None, shortlist: int = 0, window: int = 0) -> dict:
+        docs = (
+            documents
+            if documents is not None
+            else floor_documents([load_split(n) for n in splits.split(",")])
+        )
+        counts = token_counts(tokenizer, docs, shortlist, window or None)
+        return {"summaries": [len(summaries) for _, summaries in docs], "rankers": counts}
+
+    return ask
+
+
+def test_the_script_prints_the_counts_of_its_documents(floor, tmp_path):
+    """``bench_lm_floor.py --counts-only`` on the tiny model saved to a folder, the hand-made
+    documents in a file: it prints :func:`token_counts` of them, read with that model's tokenizer."""
+    model = tmp_path / "tiny-floor"
     tokenizer = tiny_tokenizer()
     tiny_llama(tokenizer).save_pretrained(model)
     tokenizer.save_pretrained(model)
-    answers: dict[tuple, dict] = {}
-
-    def ask(documents=None, splits=None, shortlist: int = 0, window: int = 0) -> dict:
-        key = (json.dumps(documents), splits, shortlist, window)
-        if key not in answers:
-            argv = [
-                "--counts-only",
-                "--model",
-                str(model),
-                "--shortlist",
-                str(shortlist),
-                "--window",
-                str(window),
-            ]
-            if documents is not None:
-                path = root / f"documents-{len(answers)}.json"
-                path.write_text(json.dumps(documents), encoding="utf-8")
-                argv += ["--documents", str(path)]
-            else:
-                argv += ["--split", splits]
-            done = subprocess.run(
-                [sys.executable, str(PROJECT_ROOT / "scripts" / "bench_lm_floor.py"), *argv],
-                cwd=PROJECT_ROOT,
-                env=synthetic_plugin_env(root / f"env-{len(answers)}"),
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            assert done.returncode == 0, done.stderr[-3000:]
-            answers[key] = json.loads(done.stdout)
-        return answers[key]
-
-    return ask
+    path = tmp_path / "documents.json"
+    path.write_text(json.dumps(HAND_DOCUMENTS), encoding="utf-8")
+    argv = [
+        "--counts-only",
+        "--model",
+        str(model),
+        "--shortlist",
+        "2",
+        "--window",
+        "0",
+        "--documents",
+        str(path),
+    ]
+    done = subprocess.run(
+        [sys.executable, str(PROJECT_ROOT / "scripts" / "bench_lm_floor.py"), *argv],
+        cwd=PROJECT_ROOT,
+        env=synthetic_plugin_env(tmp_path / "env"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = json.loads(done.stdout)
+    expected = floor(documents=HAND_DOCUMENTS, shortlist=2)
+    assert (printed["summaries"], printed["rankers"]) == (expected["summaries"], expected["rankers"])
+    assert (printed["shortlist"], printed["window"]) == (2, None)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,92 @@
+"""The tokens each LM ranker runs through the model: per ranker, the tokens through the model
+body and the tokens whose logits it needs, over documents grouped as the runner groups them.
+
+``scripts/bench_lm_floor.py`` multiplies these counts by measured matmul throughput for a lower
+bound on the rankers' time; the tests hold them against the tokens a ranker really runs (a
+forward hook on a tiny model), so the counts are the rankers' real work."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sourcesum.data import Pair, Split
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
+from sourcesum.rankers.lm.perplexity import PerplexityGainRanker
+
+RANKERS = ("perplexity_gain", "pmi", "attention", "attribution")
+"""The rankers whose matmul work is counted."""
+
+
+def documents(splits: Iterable[Split]) -> list[tuple[tuple[str, ...], list[str]]]:
+    """``(sentences, distinct summaries)`` per document, across all splits (as the runner groups)."""
+    groups: dict[tuple[str, tuple[str, ...]], dict[str, None]] = defaultdict(dict)
+    for split in splits:
+        for pair in split.pairs:
+            groups[(pair.document_key, pair.sentences)][pair.summary] = None
+    return [(key[1], list(summaries)) for key, summaries in groups.items()]
+
+
+def token_counts(
+    tokenizer: Any,
+    docs: Sequence[tuple[Sequence[str], Sequence[str]]],
+    shortlist: int = 0,
+    window: int | None = None,
+) -> dict[str, dict[str, int]]:
+    """Tokens through the model body, and tokens whose logits are needed, per ranker.
+
+    ``shortlist=K``: ``perplexity_gain`` ablates only the union of its pairs' K BM25-best
+    sentences per document (the ranker's own shortlist). ``window``: a summary whose document
+    reading (context + summary) exceeds it is not run by the rankers that read the whole
+    document (``perplexity_gain``, ``attention``, ``attribution``), as under ``overflow=ties``.
+    """
+    counts = {name: {"body": 0, "logits": 0} for name in RANKERS}
+    counts["pmi"]["body"] += 1  # the start token's own pass, once per run
+    chooser = PerplexityGainRanker(shortlist=shortlist) if shortlist else None
+
+    def fitting(length: int, tokens: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        """The (summary, tokens) pairs whose reading after a context of ``length`` fits."""
+        return [(s, n) for s, n in tokens if window is None or length + n <= window]
+
+    for sentences, every_summary in docs:
+        sentence_tokens = sum(len(causal_summary(tokenizer, s)) for s in sentences)
+        tokens = [(s, len(causal_summary(tokenizer, s))) for s in every_summary]
+        # each summary is read after the start token; the sentences once per summary + once alone
+        pmi = sentence_tokens * (len(tokens) + 1) + sum(1 + n for _, n in tokens)
+        counts["pmi"]["body"] += pmi
+        counts["pmi"]["logits"] += sentence_tokens * (len(tokens) + 1)
+
+        context = causal_context(tokenizer, sentences, DEFAULT_TEMPLATE)
+        length = len(context.ids())
+        read = fitting(length, tokens)
+        if read:
+            summary_tokens = sum(n for _, n in read)
+            ablated: Sequence[int] = range(len(sentences))
+            if chooser is not None:
+                pairs = [
+                    Pair(id="", split="", sentences=tuple(sentences), summary=s, document="") for s, _ in read
+                ]
+                union = chooser.shortlists(pairs)[1]
+                ablated = range(len(sentences)) if union is None else union
+            # full context + the suffix after each deleted sentence; summaries after each variant
+            suffixes = sum(length - context.starts[i] - len(context.segments[i]) for i in ablated)
+            variants = len(ablated) + 1
+            counts["perplexity_gain"]["body"] += length + suffixes + variants * summary_tokens
+            counts["perplexity_gain"]["logits"] += variants * summary_tokens
+            counts["attention"]["body"] += length + summary_tokens
+
+        # attribution (saliency; its context has no start token and a space before every
+        # sentence): the context forward once (its last position's logits), each summary forward
+        # with its logits, then one backward pass per summary through the summary, its logits
+        # and the first logit (the context's last), and the context; a backward pass that
+        # computes input gradients only costs one matmul per Linear, as the forward does. With
+        # batch_size > 1 each backward pass also runs through the other summaries of its batch
+        # (their gradients are zero): that is overhead, not counted here.
+        length = len(causal_context(tokenizer, sentences, DEFAULT_TEMPLATE, True, start_token=False).ids())
+        read = fitting(length, tokens)
+        if read:
+            forward = length + sum(n for _, n in read)
+            counts["attribution"]["body"] += forward + sum(length + n for _, n in read)
+            counts["attribution"]["logits"] += 1 + sum(n for _, n in read) + sum(1 + n for _, n in read)
+    return counts
