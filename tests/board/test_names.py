@@ -53,6 +53,7 @@ def test_names_are_unique_and_fit():
         ('name = ""', "non-empty"),
         ('name = " padded"', "without surrounding spaces"),
         ('name = "tab\\there"', "control characters"),
+        ('name = "`bm25` row"', "holds a backtick"),
         ("name = 3", "non-empty string"),
     ],
 )

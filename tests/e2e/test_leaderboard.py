@@ -146,3 +146,53 @@ def test_the_qmsum_note_names_pmi_s_most_frequent_first_candidate():
     declared = tomllib.loads(paths.DECLARATION_PATH.read_text())
     note = next(t["note"] for t in declared["tasks"] if t["dataset"] == "qmsum")
     assert f'"{text}", the most frequent, is ranked first in {count} of the {len(split)} pairs' in note
+
+
+def test_the_held_out_section_states_which_documents_the_main_pairs_share(text):
+    """Counted here from the splits alone: each held-out split's documents that a main split of
+    its corpus (either system) also holds, stated on the board for every split that has any."""
+    section = text.split("## Held-out test", 1)[1].split("\n## ", 1)[0]
+    stated = 0
+    for corpus in ("xsum", "cnn"):
+        main = {
+            p.document_key for name in (f"{corpus}_pegasus", f"{corpus}_reference") for p in load_split(name)
+        }
+        for system in ("pegasus", "reference"):
+            split = load_split(f"{corpus}_{system}_heldout")
+            documents = {p.document_key for p in split}
+            shared_pairs = sum(p.document_key in main for p in split)
+            if documents & main:
+                stated += 1
+                assert (
+                    f"{split.title}: {len(documents & main)} of {len(documents)} documents "
+                    f"({shared_pairs} of {len(split)} pairs)"
+                ) in section
+            else:
+                assert f"{split.title}: 0 of" not in section
+    assert stated == 2  # CNN/DM's two held-out splits; XSum's share no document
+
+
+def test_the_overflow_sentence_holds_for_the_committed_attention_entries(text):
+    """ "its complete entries hold the scores that value gives, within the ranker's reproduction
+    tolerance": attention's committed SourceSum entries under overflow=error and overflow=ties
+    differ by at most the tolerance attention declares, on every score of every split."""
+    import numpy as np
+    from sourcesum.rankers import RANKERS
+    from sourcesum.runner.configs import Configuration
+    from sourcesum.store.stores import read_entry
+
+    assert (
+        "so its complete entries hold the scores that value gives, within the ranker's reproduction" in text
+    )
+    tolerance = RANKERS.get("attention").reproduction_tolerance
+    assert 0 < tolerance <= 1e-5
+    for name in ("xsum_pegasus", "xsum_reference", "cnn_pegasus", "cnn_reference"):
+        split = load_split(name)
+        entries = []
+        for policy in ("error", "ties"):
+            key = Configuration.of("attention", {"overflow": policy}).entry_key(split.name, split.sha256)
+            entries.append(read_entry(paths.COMMITTED_SCORES_DIR / "attention" / f"{name}.{key}.json"))
+        error, ties = entries
+        assert set(error.scores) == set(ties.scores) == {p.id for p in split}
+        gap = max(float(np.max(np.abs(np.subtract(error.scores[i], ties.scores[i])))) for i in error.scores)
+        assert gap <= tolerance, (name, gap)
