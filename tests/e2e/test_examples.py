@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sourcesum.data import load_split
 from sourcesum.evaluation.evaluate import evaluate_split
-from sourcesum.paths import COMMITTED_SCORES_DIR
+from sourcesum.paths import COMMITTED_SCORES_DIR, shown
 from sourcesum.rankers import create_ranker
 from sourcesum.runner.configs import Configuration
 from sourcesum.runner.run import run_splits
@@ -126,5 +126,6 @@ def test_plugin_runs_compares_and_joins_a_personal_board(installed, tmp_path: Pa
     assert lines and lines[0].split(" | ")[1].strip("*").startswith(f"{run[0]['ndcg']:.4f}")  # Results table
     assert any(line.startswith("| bm25 |") for line in board.read_text().splitlines())
     assert (
-        f"Scores are every usable entry of `{store}` and of the committed `data/scores/`" in board.read_text()
+        f"Scores are every usable entry of `{shown(store)}` and of the committed `data/scores/`"
+        in board.read_text()
     )
