@@ -156,7 +156,7 @@ def format_citation(payload: dict[str, Any]) -> str:
             lines.append(f"  {part}:")
             for row in (r for r in payload["entries"] if r["board"] == part):
                 keys = ", ".join(f"{split}: {key}" for split, key in row["entries"].items())
-                lines.append(f"    {row['row']}{' (published)' if row['published'] else ''}: {keys}")
+                lines.append(f"    {row['row']}: {keys}")
     return "\n".join(lines)
 
 
