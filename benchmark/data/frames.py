@@ -16,15 +16,23 @@ resampling unit of the board's statistics), ``corpus``, ``model`` (the summarize
 supporting sets, marking the sentence) and ``votes`` (the raw labels: each annotator's 0/1
 vote per sentence; null for a dataset without per-annotator labels).
 
-``datasets`` is imported only by :func:`hf_features` and :func:`to_hf_dataset`.
+The other way, a dataset plugin whose files are in this layout (a Parquet file per split, as
+``sourcesum export --format hf`` writes them) parses them in its ``parse`` with
+:func:`hf_dataset_from_bytes` and :func:`parsed_from_hf`: from the bytes the harness verified
+against the pin, never from the file again, so the same verification holds.
+
+``datasets`` is imported only by :func:`hf_features`, :func:`to_hf_dataset` and
+:func:`hf_dataset_from_bytes`.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sourcesum.data.pairs import Split
-from sourcesum.errors import SourceSumError
+from sourcesum.data.datasets import ParsedSplit
+from sourcesum.data.pairs import Judgment, Pair, Split
+from sourcesum.errors import DataError, SourceSumError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -175,3 +183,56 @@ def to_hf_dataset(split: Split) -> Any:
     return datasets.Dataset.from_dict(
         pair_columns(split), features=features, info=info, split=datasets.NamedSplit(split.name)
     )
+
+
+def hf_dataset_from_bytes(path: Path, payload: bytes) -> Any:
+    """The Parquet file ``path`` as a ``datasets.Dataset``, read from ``payload``, the bytes the
+    harness verified (:meth:`Dataset.parse <sourcesum.data.datasets.Dataset.parse>` receives
+    them); unreadable bytes are a :class:`~sourcesum.errors.DataError` naming ``path``."""
+    datasets = hf_datasets()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(pa.BufferReader(payload))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise DataError(f"{path}: not a Parquet file ({exc})") from exc
+    return datasets.Dataset(table)
+
+
+def parsed_from_hf(rows: Any, split: str, path: Path) -> ParsedSplit:
+    """The pairs and judgments of ``rows`` (a ``datasets.Dataset`` or any iterable of dicts with
+    :data:`PAIR_COLUMNS`; ``cluster``, ``votes`` and the metadata columns may be absent) as split
+    ``split``: the inverse of :func:`pair_columns`. ``binary`` is not read (the dataset's
+    threshold decides it); a missing column or a label list whose length differs from the
+    sentences' is a :class:`~sourcesum.errors.DataError` naming ``path`` and the pair."""
+    pairs: list[Pair] = []
+    judgments: list[Judgment] = []
+    clusters: list[str] = []
+    for number, row in enumerate(rows, start=1):
+        where = f"{path}: row {number} (pair {row.get('id', '?')})"
+        try:
+            sentences = tuple(str(s) for s in row["sentences"])
+            graded, soft, votes = list(row["graded"]), list(row["soft"]), row.get("votes")
+            pair = Pair(
+                id=str(row["id"]),
+                split=split,
+                sentences=sentences,
+                summary=str(row["summary"]),
+                document=str(row["document"]),
+                corpus=str(row.get("corpus") or ""),
+                model=str(row.get("model") or ""),
+                original_id=str(row.get("original_id") or ""),
+                summary_idx=int(row.get("summary_idx") or 0),
+                reference_summary=str(row.get("reference_summary") or ""),
+                query=str(row.get("query") or ""),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(f"{where}: not a pair in the Hugging Face layout ({exc!r})") from exc
+        lengths = {len(sentences), len(graded), len(soft), *([len(votes)] if votes is not None else [])}
+        if len(lengths) != 1:
+            raise DataError(f"{where}: {len(sentences)} sentences but labels of lengths {sorted(lengths)}")
+        pairs.append(pair)
+        judgments.append(Judgment.of(graded, soft, votes))
+        clusters.append(str(row.get("cluster") or pair.document_key))
+    return ParsedSplit(tuple(pairs), tuple(judgments), tuple(clusters))

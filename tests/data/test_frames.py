@@ -1,17 +1,32 @@
 """A split as tables (sourcesum.data.frames): the Hugging Face dataset holds every pair of the
 verified split with typed features and the same sentences and labels; the DataFrame holds one row
-per sentence; without ``datasets`` installed the call is one line naming the install."""
+per sentence; without ``datasets`` installed the call is one line naming the install. The other
+way: a plugin dataset whose pinned file is such a Parquet file loads it back from the verified
+bytes, equal to the split it came from, and an edited copy is refused."""
 
 from __future__ import annotations
 
+import io
 import sys
+from pathlib import Path
+from typing import ClassVar
 
 import datasets
 import numpy as np
 import pytest
-from sourcesum.data import load_split
-from sourcesum.data.frames import PAIR_COLUMNS, SENTENCE_COLUMNS, hf_features, to_dataframe, to_hf_dataset
-from sourcesum.errors import SourceSumError
+from sourcesum.data import DATASETS, Dataset, ParsedSplit, Source, SplitSpec, dataset, load_split
+from sourcesum.data import datasets as registry
+from sourcesum.data.frames import (
+    PAIR_COLUMNS,
+    SENTENCE_COLUMNS,
+    hf_dataset_from_bytes,
+    hf_features,
+    parsed_from_hf,
+    to_dataframe,
+    to_hf_dataset,
+)
+from sourcesum.errors import DataError, SourceSumError
+from sourcesum.util.hashing import sha256_bytes
 
 
 @pytest.mark.parametrize("name", ["synth_alpha_sys", "synth_claims"])
@@ -59,3 +74,105 @@ def test_without_datasets_installed_the_error_names_the_install(monkeypatch):
     with pytest.raises(SourceSumError, match=r"pip install 'sourcesum-bench\[hf\]'"):
         to_hf_dataset(load_split("synth_alpha_sys"))
     assert len(to_dataframe(load_split("synth_alpha_sys"))) > 0  # pandas alone still works
+
+
+# -- the other way: a plugin dataset reading the Hugging Face layout -----------------------------
+
+
+def _parquet(name: str) -> bytes:
+    buffer = io.BytesIO()
+    to_hf_dataset(load_split(name)).to_parquet(buffer)
+    return buffer.getvalue()
+
+
+PARQUET = _parquet("synth_alpha_sys")
+
+
+class HubNews(Dataset):
+    """A plugin dataset shipped in the Hugging Face layout: one pinned Parquet file per split."""
+
+    name = "hubnews"
+    title = "HubNews"
+    splits: ClassVar[tuple[SplitSpec, ...]] = (
+        SplitSpec("hub_alpha_sys", "Hub Alpha-Sys", 3, "alpha", ("hub_alpha_sys.parquet",), board=True),
+    )
+    binary_threshold = 2
+    max_graded = 3
+
+    def sources(self) -> dict[str, Source]:
+        return {
+            "hub": Source(
+                name="hub",
+                repository="me/hubnews",
+                commit="v1",
+                url_template="https://example.invalid/{commit}/{path}",
+                license="CC0-1.0",
+                files={
+                    "hub_alpha_sys.parquet": {
+                        "path": "hub_alpha_sys.parquet",
+                        "sha256": sha256_bytes(PARQUET),
+                    }
+                },
+                env_var="SOURCESUM_HUBNEWS_DIR",
+                download_dir="hubnews",
+            )
+        }
+
+    def parse(self, spec: SplitSpec, files: dict[str, tuple[Path, bytes]]) -> ParsedSplit:
+        path, payload = files[spec.files[0]]
+        return parsed_from_hf(hf_dataset_from_bytes(path, payload), spec.name, path)
+
+
+@pytest.fixture
+def hubnews(tmp_path, monkeypatch):
+    """HubNews registered, its file written where ``$SOURCESUM_HUBNEWS_DIR`` points."""
+    (tmp_path / "hub_alpha_sys.parquet").write_bytes(PARQUET)
+    monkeypatch.setenv("SOURCESUM_HUBNEWS_DIR", str(tmp_path))
+    monkeypatch.setattr(registry, "_LOADED", {})
+    DATASETS.register(HubNews)
+    dataset.cache_clear()
+    yield tmp_path / "hub_alpha_sys.parquet"
+    DATASETS.unregister("hubnews")
+    dataset.cache_clear()
+
+
+def test_a_plugin_dataset_reads_the_hugging_face_layout_from_verified_bytes(hubnews):
+    original, back = load_split("synth_alpha_sys"), load_split("hub_alpha_sys")
+    assert back.sha256 == sha256_bytes(PARQUET) and len(back) == len(original)
+    for a, b in zip(original, back, strict=True):
+        assert (a.id, a.sentences, a.summary, a.document, a.corpus, a.model) == (
+            b.id,
+            b.sentences,
+            b.summary,
+            b.document,
+            b.corpus,
+            b.model,
+        )
+        assert b.split == "hub_alpha_sys"
+        assert np.array_equal(original.graded(a.id), back.graded(b.id))
+        assert np.array_equal(original.binary(a.id), back.binary(b.id))
+        assert original.judgment(a.id).votes == back.judgment(b.id).votes
+    assert back.clusters == original.clusters
+
+
+def test_an_edited_or_malformed_file_in_the_hugging_face_layout_is_refused(hubnews, monkeypatch):
+    edited = _parquet("synth_beta_sys")  # a valid Parquet file, but not the pinned one
+    hubnews.write_bytes(edited)
+    monkeypatch.setattr(registry, "_LOADED", {})
+    with pytest.raises(DataError, match="sha256 .* does not match"):
+        load_split("hub_alpha_sys")
+    with pytest.raises(DataError, match=r"x.parquet: not a Parquet file"):
+        hf_dataset_from_bytes(Path("x.parquet"), b"not parquet")
+    rows = [
+        {"id": "p1", "sentences": ["a", "b"], "graded": [1.0], "soft": [0.5], "summary": "s", "document": "d"}
+    ]
+    with pytest.raises(
+        DataError, match=r"f.parquet: row 1 \(pair p1\): 2 sentences but labels of lengths \[1, 2\]"
+    ):
+        parsed_from_hf(rows, "hub_alpha_sys", Path("f.parquet"))
+    with pytest.raises(
+        DataError, match=r"row 1 \(pair p1\): not a pair in the Hugging Face layout \(KeyError\('summary'\)\)"
+    ):
+        parsed_from_hf(
+            [{"id": "p1", "sentences": [], "graded": [], "soft": []}], "hub_alpha_sys", Path("f.parquet")
+        )
