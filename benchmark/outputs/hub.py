@@ -223,8 +223,8 @@ def card_text(exported: Sequence[ExportedSplit], harness: str) -> str:
     lines = [
         f"# {title}",
         "",
-        f"Exported by {harness} (`sourcesum export --format hf`) from the files each dataset pins "
-        "by sha256, verified before they were parsed. One row per (document, summary) pair; one "
+        f"Exported with `sourcesum export --format hf` by {harness} from the files each dataset "
+        "pins by sha256, verified before they were parsed. One row per (document, summary) pair; one "
         "split per harness split, named as the harness names it.",
         "",
         "```python",
