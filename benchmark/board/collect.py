@@ -166,7 +166,7 @@ def _declared_rows(
         for split in splits.values():
             key = config.entry_key(split.name, split.sha256)
             path = store.path_for(config.ranker, split.name, key)
-            command = config.run_command(split.name, str(store.root), given=item.params)
+            command = config.run_command(split.name, run_dir(store), given=item.params)
             tally.entries += 1
             tally.pairs += len(split)
             try:
@@ -191,6 +191,32 @@ def _declared_rows(
             _add_entry(row, entry, split, str(path), measures)
         rows.append(row)
     return rows, problems, tally
+
+
+def reads_committed_only(store: ScoreStore | StoreStack) -> bool:
+    """``store`` is the committed ``data/scores`` alone (the committed board's store)."""
+    layers = store.stores if isinstance(store, StoreStack) else [store]
+    return [s.root.resolve() for s in layers] == [paths.COMMITTED_SCORES_DIR.resolve()]
+
+
+def run_dir(store: ScoreStore | StoreStack) -> str | None:
+    """The ``--scores-dir`` a hint's ``sourcesum run`` names: the board's top store when it is
+    neither ``run``'s default (your store, which ``run`` writes without the option) nor the
+    committed store alone (``run`` never writes ``data/scores``: :func:`committed_only_note`
+    says where to look instead)."""
+    if reads_committed_only(store) or store.root.resolve() == paths.user_scores_dir().resolve():
+        return None
+    return str(store.root)
+
+
+def committed_only_note() -> str:
+    """What a hint adds when the board reads ``data/scores`` alone: where ``run`` writes, and
+    the command that renders the board from there."""
+    mine = paths.shown(paths.user_scores_dir())
+    return (
+        f"this board reads the committed data/scores alone; `sourcesum run` writes your store ({mine}): "
+        f"render the board over it with `sourcesum leaderboard --scores-dir {mine} -o FILE`"
+    )
 
 
 @dataclass
@@ -260,9 +286,10 @@ def collect_declared(
         problems += [f"{task.dataset}: {p}" for p in more]
         tasks.append((task_ds, task_splits, task_rows))
     if problems:
+        note = [committed_only_note()] if reads_committed_only(store) else []
         raise IncompleteLeaderboard(
             f"{len(problems)} declared entr{'y is' if len(problems) == 1 else 'ies are'} not complete "
-            "and valid; nothing was written:\n  " + "\n  ".join(problems)
+            "and valid; nothing was written:\n  " + "\n  ".join(problems + note)
         )
     board = finish(ds, splits, published + rows, [], measures)
     for (task_ds, task_splits, task_rows), task in zip(tasks, declaration.tasks, strict=True):

@@ -16,6 +16,12 @@ from sourcesum.errors import SourceSumError
 from sourcesum.evaluation.measures import Measure
 from sourcesum.outputs.escape import md_code, terminal
 
+SCORES_DIR_HELP = (
+    "your store, read over data/scores (default: $SOURCESUM_SCORES_DIR, else "
+    "~/.local/share/sourcesum/scores); the committed board (leaderboard.toml without "
+    "--scores-dir) reads data/scores alone"
+)
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("leaderboard", help="regenerate leaderboard.md from the declared rows")
@@ -33,10 +39,7 @@ def add_parsers(sub: Any) -> None:
         "--dataset", default="sourcesum", help="--all: the dataset whose board splits are the columns"
     )
     p.add_argument("--measures", default="nDCG,AP", help=measures_help())
-    p.add_argument(
-        "--scores-dir",
-        help="store to read (declared board: default data/scores; --all: this store over data/scores)",
-    )
+    p.add_argument("--scores-dir", help=SCORES_DIR_HELP)
     p.set_defaults(func=cmd_leaderboard)
 
     p = sub.add_parser(
@@ -52,19 +55,17 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--dataset", default="sourcesum", help="--all: the dataset whose board splits are the columns"
     )
-    p.add_argument(
-        "--scores-dir",
-        help="store to read (declared board: default data/scores; --all: this store over data/scores)",
-    )
+    p.add_argument("--scores-dir", help=SCORES_DIR_HELP)
     p.set_defaults(func=cmd_site)
 
 
 def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure]) -> Any:
     """The board ``leaderboard`` and ``site`` render: the rows declared in leaderboard.toml (or
-    ``--declaration``) from data/scores (or ``--scores-dir``); with ``--all``, every usable entry
-    of ``--scores-dir`` (default: your store) over data/scores."""
+    ``--declaration``), read from the stores :func:`~sourcesum.cli.common.declared_stores` names
+    (the committed board: data/scores alone; any other: your store over data/scores); with
+    ``--all``, every usable entry of ``--scores-dir`` (default: your store) over data/scores."""
     from sourcesum.board import collect, collect_declared, read_declaration
-    from sourcesum.store.stores import ScoreStore, open_stores
+    from sourcesum.store.stores import open_stores
 
     if args.all:
         return collect(
@@ -73,13 +74,11 @@ def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure])
             dataset_name=args.dataset,
             include_unknown=True,
         )
-    from sourcesum.cli.common import declared_store_root
+    from sourcesum.cli.common import declared_stores
 
-    root = declared_store_root(args.scores_dir)
+    stores = declared_stores(args.scores_dir, args.declaration)
     declaration = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
-    return collect_declared(
-        read_declaration(declaration), ScoreStore(root, writable=False), measures=measures
-    )
+    return collect_declared(read_declaration(declaration), stores, measures=measures)
 
 
 def board_text(args: argparse.Namespace) -> Any:
@@ -96,10 +95,17 @@ def board_text(args: argparse.Namespace) -> Any:
         )
     if not (args.scores_dir or args.declaration):
         return BoardText()
-    store = paths.shown(args.scores_dir) if args.scores_dir else "data/scores"
+    from sourcesum.board.collect import reads_committed_only
+    from sourcesum.cli.common import declared_stores
+
+    if reads_committed_only(declared_stores(args.scores_dir, args.declaration)):
+        scores = "the committed files in `data/scores/`"
+    else:
+        store = md_code(paths.shown(args.scores_dir)) if args.scores_dir else "your score store"
+        scores = f"the files in {store} over the committed `data/scores/`"
     rows = paths.shown(args.declaration) if args.declaration else "leaderboard.toml"
     return BoardText(
-        f"the files in {md_code(store)}, the rows of {md_code(rows)}",
+        f"{scores}, the rows of {md_code(rows)}",
         md_code(
             "sourcesum leaderboard"
             + "".join(

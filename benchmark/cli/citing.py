@@ -1,5 +1,7 @@
-"""``sourcesum cite``: what to cite and report for the declared board: the dataset's paper(s)
-and this harness as BibTeX, the board's inputs digest, and what identifies each plugin row.
+"""``sourcesum cite``: what to cite and report for the declared board: the dataset's paper(s),
+its data at the pinned commit the board's header names, and this harness as BibTeX; the
+board's inputs digest; what identifies each plugin row; and the entry key of every declared
+row on every split (the board, its held-out test and its task boards).
 
 An incomplete board (a declared entry missing, partial or invalid) still gets its citations:
 the command says on stderr that no inputs digest exists and exits 0; a missing or malformed
@@ -28,7 +30,11 @@ def add_parsers(sub: Any) -> None:
         "cite", help="BibTeX for the dataset paper and this harness, the board's inputs digest, plugin rows"
     )
     p.add_argument("--declaration", help="the board's declaration (default: leaderboard.toml)")
-    p.add_argument("--scores-dir", help="store the declared entries are read from (default: data/scores)")
+    p.add_argument(
+        "--scores-dir",
+        help="your store, read over data/scores (the committed board, leaderboard.toml without "
+        "--scores-dir, reads data/scores alone)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_cite)
 
@@ -45,36 +51,51 @@ def citation_payload(args: argparse.Namespace) -> dict[str, Any]:
     from sourcesum.board.citation import (
         SOFTWARE_AUTHOR,
         SOFTWARE_TITLE,
+        data_bibtex,
+        declared_entries,
         harness_revision,
         plugin_rows,
         software_bibtex,
     )
     from sourcesum.data import dataset
-    from sourcesum.store.stores import ScoreStore
 
     path = Path(args.declaration) if args.declaration else paths.DECLARATION_PATH
     declaration = read_declaration(path)
     ds = dataset(declaration.dataset)
-    from sourcesum.cli.common import declared_store_root
+    from sourcesum.cli.common import declared_stores
 
-    root = declared_store_root(args.scores_dir)
+    stores = declared_stores(args.scores_dir, args.declaration)
     revision = harness_revision()
     digest: str | None = None
     incomplete = 0
     rows: list[dict[str, Any]] = []
+    entries: list[dict[str, Any]] = []
     try:
-        board = collect_declared(declaration, ScoreStore(root, writable=False))
+        board = collect_declared(declaration, stores)
     except IncompleteLeaderboard as exc:
         incomplete = incomplete_count(str(exc))
     else:
         digest = board.inputs_sha256
         rows = [row.as_dict() for row in plugin_rows(board)]
+        entries = [row.as_dict() for row in declared_entries(board)]
+
+    def cited(each: Any) -> dict[str, Any]:
+        source = next(iter(each.sources().values()))
+        return {
+            "name": each.name,
+            "title": each.title,
+            "bibtex": each.citation.strip() or None,
+            "data": {
+                "repository": source.repository,
+                "commit": source.commit,
+                "license": source.license,
+                "bibtex": data_bibtex(each),
+            },
+        }
+
     return {
-        "dataset": {"name": ds.name, "title": ds.title, "bibtex": ds.citation.strip() or None},
-        "tasks": [
-            {"name": t.name, "title": t.title, "bibtex": t.citation.strip() or None}
-            for t in (dataset(task.dataset) for task in declaration.tasks)
-        ],
+        "dataset": cited(ds),
+        "tasks": [cited(dataset(task.dataset)) for task in declaration.tasks],
         "software": {
             "title": SOFTWARE_TITLE,
             "author": SOFTWARE_AUTHOR,
@@ -86,11 +107,13 @@ def citation_payload(args: argparse.Namespace) -> dict[str, Any]:
         },
         "board": {
             "declaration": str(path),
-            "scores_dir": str(root),
+            "scores_dir": str(stores.root),
+            "stores": [str(store.root) for store in stores.stores],
             "inputs_sha256": digest,
             "incomplete_entries": incomplete,
         },
         "plugin_rows": rows,
+        "entries": entries,
     }
 
 
@@ -100,15 +123,18 @@ def format_citation(payload: dict[str, Any]) -> str:
     data, software, board = payload["dataset"], payload["software"], payload["board"]
     lines = [f"% {data['title']}, the dataset of this board: cite its paper"]
     lines += [data["bibtex"]] if data["bibtex"] else [f"% dataset {data['name']} declares no citation"]
+    lines += ["", f"% its data, at the commit the board's header names ({data['data']['repository']})"]
+    lines.append(data["data"]["bibtex"])
     for task in payload["tasks"]:
         lines += ["", f"% {task['title']}, a transfer task on this board: cite its paper"]
         lines += [task["bibtex"]] if task["bibtex"] else [f"% dataset {task['name']} declares no citation"]
+        lines += [f"% its data ({task['data']['repository']})", task["data"]["bibtex"]]
     lines += ["", f"% {software['title']}, the harness that computed the board", software["bibtex"]]
     if software["commit"] is None:
         lines.append(
             f"% no commit is known (sourcesum does not run from a git checkout): version {software['version']} only"
         )
-    lines += ["", f"board: {board['declaration']} (entries from {board['scores_dir']})"]
+    lines += ["", f"board: {board['declaration']} (entries from {' over '.join(board['stores'])})"]
     if board["inputs_sha256"] is not None:
         lines.append(
             f"inputs sha256: {board['inputs_sha256']} (the declaration, the data and every entry's scores)"
@@ -124,6 +150,13 @@ def format_citation(payload: dict[str, Any]) -> str:
                 f"ranker {row['ranker']} version {row['ranker_version']}"
             )
             lines += [f"    {split}: entry {key}" for split, key in row["entries"].items()]
+    if payload["entries"]:
+        lines.append("entries of the declared rows (split: key), board by board:")
+        for part in dict.fromkeys(row["board"] for row in payload["entries"]):
+            lines.append(f"  {part}:")
+            for row in (r for r in payload["entries"] if r["board"] == part):
+                keys = ", ".join(f"{split}: {key}" for split, key in row["entries"].items())
+                lines.append(f"    {row['row']}: {keys}")
     return "\n".join(lines)
 
 

@@ -9,11 +9,14 @@ import json
 import typing
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sourcesum.errors import SourceSumError
 from sourcesum.evaluation.measures import Measure, measure_forms
 from sourcesum.outputs.escape import terminal
+
+if TYPE_CHECKING:
+    from sourcesum.store.stores import StoreStack
 
 SCHEMAS = {
     "run": "sourcesum-run/3",
@@ -24,7 +27,7 @@ SCHEMAS = {
     "explain": "sourcesum-explain/1",
     "show": "sourcesum-show/1",
     "pairs": "sourcesum-pairs/1",
-    "cite": "sourcesum-cite/1",
+    "cite": "sourcesum-cite/2",
 }
 """The ``schema`` field of each command's JSON output: ``<name>/<version>``; the version goes
 up when a field changes meaning or disappears (docs/json.md documents every field). The board's
@@ -141,14 +144,29 @@ def emit(
         print(terminal(note))
 
 
-def declared_store_root(scores_dir: str | None) -> Path:
-    """The store a declared board reads: ``--scores-dir`` (which must exist), else the
-    committed one."""
+def is_committed_declaration(declaration: str | None) -> bool:
+    """``--declaration`` names the committed ``leaderboard.toml`` (or is not given)."""
     from sourcesum import paths
 
-    if not scores_dir:
-        return paths.COMMITTED_SCORES_DIR
-    root = Path(scores_dir).expanduser()
-    if not root.is_dir():
+    return declaration is None or (
+        Path(declaration).expanduser().resolve() == paths.DECLARATION_PATH.resolve()
+    )
+
+
+def declared_stores(scores_dir: str | None, declaration: str | None) -> StoreStack:
+    """The stores a declared board reads (``leaderboard``, ``site``, ``cite``): the committed
+    board (the committed declaration, no ``--scores-dir``) reads the committed ``data/scores``
+    alone; any other declared board reads your store (``--scores-dir``, which must exist, else
+    ``$SOURCESUM_SCORES_DIR``, else ``$XDG_DATA_HOME/sourcesum/scores``) over the committed one,
+    as ``--all`` does (a :class:`~sourcesum.store.stores.StoreStack`, read only)."""
+    from sourcesum import paths
+    from sourcesum.store.stores import ScoreStore, StoreStack, open_stores
+
+    if scores_dir and not Path(scores_dir).expanduser().is_dir():
         raise SourceSumError(f"--scores-dir {scores_dir}: no such folder")
-    return root
+    if not scores_dir and is_committed_declaration(declaration):
+        return StoreStack([ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)])
+    stack = open_stores(scores_dir, must_exist=True)
+    for store in stack.stores:
+        store.writable = False  # a board only reads
+    return stack

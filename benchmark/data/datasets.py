@@ -32,7 +32,15 @@ from typing import ClassVar
 
 import numpy as np
 from sourcesum.data.pairs import Judgment, Pair, Split
-from sourcesum.data.sources import PinnedFile, Source, local_copy, read_verified
+from sourcesum.data.sources import (
+    UNPINNED_PREFIX,
+    PinnedFile,
+    Source,
+    file_checksum,
+    local_copy,
+    read_verified,
+    warn_unpinned,
+)
 from sourcesum.errors import DataError, UnknownNameError
 from sourcesum.registry import NAME, Registry
 from sourcesum.util.hashing import digest
@@ -153,18 +161,17 @@ class Dataset:
 
     def pinned_files(self, spec: SplitSpec) -> list[PinnedFile]:
         source = self.source_of(spec)
-        return [
-            source.file(f, kind="split" if len(spec.files) == 1 else f"file of split {spec.name}")
-            for f in spec.files
-        ]
+        return [source.file(f, split=spec.name) for f in spec.files]
 
     def data_sha256(self, spec: SplitSpec) -> str:
         """The checksum that keys score entries: the sha256 of the split's one file, or a
-        digest of the names and checksums of its files."""
+        digest of the names and checksums of its files. A split with an unpinned file (read
+        under ``SOURCESUM_ALLOW_UNPINNED=1``) has ``unpinned-`` and a digest of the bytes read
+        (:func:`~sourcesum.data.sources.file_checksum`)."""
         pinned = self.pinned_files(spec)
-        if len(pinned) == 1:
-            return pinned[0].sha256
-        return digest([[p.file, p.sha256] for p in pinned], length=64)
+        if all(p.pinned for p in pinned):
+            return split_checksum([(p.file, p.sha256 or "") for p in pinned])
+        return split_checksum([(p.file, file_checksum(p, read_verified(p)[1])) for p in pinned])
 
     def available(self, spec: SplitSpec) -> bool:
         """Every file of the split has a local copy (no download would be needed)."""
@@ -174,7 +181,12 @@ class Dataset:
         """Locate, verify, read and validate split ``spec``; whatever fails inside the
         dataset's own code is a :class:`~sourcesum.errors.DataError` naming the dataset, the
         split and its files."""
-        files = {p.file: read_verified(p) for p in self.pinned_files(spec)}
+        pinned = self.pinned_files(spec)
+        files = {p.file: read_verified(p, warn=False) for p in pinned}
+        unpinned = [str(files[p.file][0]) for p in pinned if not p.pinned]
+        if unpinned:
+            warn_unpinned(f"dataset {self.name}, split {spec.name}", unpinned)
+        sha256 = split_checksum([(p.file, file_checksum(p, files[p.file][1])) for p in pinned])
         path = files[spec.files[0]][0]
         try:
             parsed = self.parse(spec, files)
@@ -212,12 +224,23 @@ class Dataset:
             dataset=self.name,
             title=spec.title,
             path=path,
-            sha256=self.data_sha256(spec),
+            sha256=sha256,
             pairs=parsed.pairs,
             judgments=parsed.judgments,
             min_relevant=self.binary_threshold,
             clusters=parsed.clusters,
         )
+
+
+def split_checksum(files: Sequence[tuple[str, str]]) -> str:
+    """A split's data checksum from its files' ``(name, checksum)``: the one file's checksum, or
+    a digest of the names and checksums of several; ``unpinned-`` first when any file is
+    unpinned (so the mark survives the digest)."""
+    if len(files) == 1:
+        return files[0][1]
+    combined = digest([[name, checksum] for name, checksum in files], length=64)
+    unpinned = any(checksum.startswith(UNPINNED_PREFIX) for _, checksum in files)
+    return UNPINNED_PREFIX + combined if unpinned else combined
 
 
 BUILTIN_DATASETS = {

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sourcesum.data.sources import UNPINNED_PREFIX
 from sourcesum.errors import LabelAccessError
 
 LABEL_FIELDS = frozenset({"votes", "graded", "binary", "judgment", "relevance"})
@@ -118,7 +119,7 @@ class Split:
     path: Path
     sha256: str
     """The data checksum that keys score entries (the file's sha256; several files: a digest
-    of their names and checksums)."""
+    of their names and checksums; ``unpinned-...`` for data read unpinned)."""
     pairs: tuple[Pair, ...]
     judgments: tuple[Judgment, ...]
     min_relevant: float
@@ -135,6 +136,12 @@ class Split:
             object.__setattr__(self, "clusters", tuple(p.document_key for p in self.pairs))
         elif len(self.clusters) != len(self.pairs):
             raise ValueError(f"split {self.name}: {len(self.pairs)} pairs but {len(self.clusters)} clusters")
+
+    @property
+    def unpinned(self) -> bool:
+        """Read from files without a pinned sha256 (``SOURCESUM_ALLOW_UNPINNED=1``): its data
+        checksum, and so every entry computed on it, starts ``unpinned-``."""
+        return self.sha256.startswith(UNPINNED_PREFIX)
 
     def __iter__(self) -> Iterator[Pair]:
         return iter(self.pairs)

@@ -127,10 +127,9 @@ class QMSumEvidence(Dataset):
     def pinned_files(self, spec: SplitSpec) -> list[PinnedFile]:
         """The split's evidence files (source ``qmsum-evidence``) and transcripts (``qmsum``)."""
         sources = self.sources()
-        kind = f"file of split {spec.name}"
         return [
             sources[EVIDENCE_SOURCE if f.startswith(EVIDENCE_PREFIX) else TRANSCRIPT_SOURCE].file(
-                f, kind=kind
+                f, split=spec.name
             )
             for f in spec.files
         ]

@@ -217,5 +217,6 @@ def render_markdown(view: BoardView, plot: str = PLOT_NAME, text: BoardText = Bo
             measures_note=measures_note(view),
             md_code=md_code,
             text=text,
+            unpinned=", ".join(md_code(name) for name in view.unpinned),
         )
     )

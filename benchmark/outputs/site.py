@@ -251,6 +251,7 @@ def index_context(view: BoardView) -> dict[str, Any]:
             "left_out": list(view.transfer.left_out),
         },
         "inputs_sha256": view.inputs_sha256,
+        "unpinned": list(view.unpinned),
         "human": _human(view),
         "ties": _ties(view),
         "ties_text": prose.TIES_TEXT,

@@ -188,6 +188,7 @@ def render_json(view: BoardView) -> str:
         "schema": SCHEMA,
         "version": __version__,
         "inputs_sha256": view.inputs_sha256,
+        "unpinned_splits": list(view.unpinned),
         "boards": [
             {"board": name, "title": board.dataset.title, "splits": [s for s, _, _ in board.splits]}
             for name, board, _ in boards(view)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sourcesum.data import PinnedFile, Source, Split, dataset, load_split
-from sourcesum.data.sources import read_verified
+from sourcesum.data.sources import file_checksum, read_verified
 from sourcesum.data.sourcesum import read_prompt  # noqa: F401  (re-exported: the prompts are pinned files of this source)
 from sourcesum.errors import UnknownNameError
 from sourcesum.store.entry import ScoreEntry
@@ -120,7 +120,7 @@ def load_published(split: str, key: str) -> PublishedOutput:
     info = published_file(f"{split}__{method.key}.json")
     path, payload = read_verified(info)
     data = load_split(split)
-    loaded, checksum = _parsed(payload, path, method.key, info.sha256, data)
+    loaded, checksum = _parsed(payload, path, method.key, file_checksum(info, payload), data)
     entry = ScoreEntry(
         ranker=method.ranker,
         version=source().commit[:10],

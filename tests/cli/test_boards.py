@@ -1,9 +1,14 @@
 """``sourcesum leaderboard`` and ``sourcesum site``: the committed board is written only from the
 committed inputs, a personal board gets its own plot and no writer overwrites foreign files,
 ``--all`` needs an output, a missing store is refused, and ``site`` reports the index page and its
-plot apart."""
+plot apart. A declared board of your own reads your store over the committed one (``site`` and
+``cite`` too); the committed board reads the committed store alone; no hint suggests writing into
+the committed store."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 from sourcesum import paths
@@ -12,8 +17,11 @@ from sourcesum.data import dataset, load_split
 from sourcesum.rankers import create_ranker
 from sourcesum.runner.run import run_ranker
 from sourcesum.store.stores import ScoreStore
+from sourcesum.util.hashing import sha256_bytes
 from support.boards import declaration
 from support.cli import one_error_line, run_cli
+from support.rankers import LongestFirst
+from support.store import stacked_board
 
 
 def test_site_reports_the_page_and_the_plot_apart(capsys, scores_dir, tmp_path):
@@ -85,3 +93,112 @@ def test_a_personal_board_gets_its_own_plot_and_no_writer_overwrites_foreign_fil
     (site / "index.html").write_text("my page")
     line = one_error_line(capsys, "site", "--all", "--dataset", "synthnews", "-o", str(site))
     assert "did not write" in line and (site / "index.html").read_text() == "my page"
+
+
+# -- which stores a declared board reads --------------------------------------------------------
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): sha256_bytes(p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _results(markdown: str) -> str:
+    return markdown.split("## Results")[1].split("## How to read this board")[0]
+
+
+def test_a_declared_board_reads_your_store_over_the_committed_one(stacked, tmp_path, capsys):
+    committed, mine = stacked
+    before = {"committed": _snapshot(committed), "mine": _snapshot(mine)}
+    tracked = {
+        p: p.read_bytes() for p in (paths.LEADERBOARD_PATH, paths.LEADERBOARD_PATH.with_suffix(".png"))
+    }
+    board = stacked_board(tmp_path / "mine.toml", LongestFirst.name)
+    out = tmp_path / "out" / "board.md"
+    code, _, err = run_cli(capsys, "leaderboard", "--declaration", str(board), "-o", str(out))
+    assert code == 0, err
+    text = out.read_text()
+    for name in ("lead", "random", "bm25", LongestFirst.name):
+        assert f"| {name} |" in _results(text)
+    assert "Scores are the files in your score store over the committed `data/scores/`" in text
+    assert "## Held-out test" in text and "SynthClaims" in text
+    # the same numbers as from one store holding both (a merge), without the merge
+    merged = tmp_path / "merged"
+    assert main(["merge", str(committed), str(mine), "-o", str(merged)]) == 0
+    again = tmp_path / "again" / "board.md"
+    argv = ["leaderboard", "--declaration", str(board), "--scores-dir", str(merged), "-o", str(again)]
+    assert main(argv) == 0
+    assert _results(again.read_text()) == _results(text)
+    # the site and cite read the same stores
+    site = tmp_path / "site"
+    assert main(["site", "--declaration", str(board), "-o", str(site)]) == 0
+    assert LongestFirst.name in (site / "index.html").read_text()
+    capsys.readouterr()
+    code, out_json, _ = run_cli(capsys, "cite", "--declaration", str(board), "--json")
+    cited = json.loads(out_json)
+    assert code == 0 and cited["board"]["stores"] == [str(mine), str(committed)]
+    assert (
+        cited["board"]["inputs_sha256"]
+        == json.loads(run_cli(capsys, "leaderboard", "--declaration", str(board), "--format", "json")[1])[
+            "inputs_sha256"
+        ]
+    )
+    # nothing was written into either store, nor the tracked board
+    assert {"committed": _snapshot(committed), "mine": _snapshot(mine)} == before
+    assert {p: p.read_bytes() for p in tracked} == tracked
+
+
+def test_the_committed_board_reads_the_committed_store_alone(stacked, tmp_path, monkeypatch, capsys):
+    committed, mine = stacked
+    board = stacked_board(tmp_path / "leaderboard.toml", LongestFirst.name)
+    monkeypatch.setattr(paths, "DECLARATION_PATH", board)
+    monkeypatch.setattr(paths, "LEADERBOARD_PATH", tmp_path / "leaderboard.md")
+    code, _, err = run_cli(capsys, "leaderboard")
+    assert code == 2
+    assert f"{LongestFirst.name} on synth_alpha_sys: missing" in err
+    # the hint runs into your store (run's default), never into the committed one
+    assert f"compute: sourcesum run --ranker {LongestFirst.name} --split synth_alpha_sys\n" in err
+    shown = paths.shown(mine)
+    assert (
+        f"this board reads the committed data/scores alone; `sourcesum run` writes your store ({shown}): "
+        f"render the board over it with `sourcesum leaderboard --scores-dir {shown} -o FILE`"
+    ) in err
+    assert "--scores-dir data/scores" not in err and f"--scores-dir {committed}" not in err
+    assert not (tmp_path / "leaderboard.md").exists()
+    # the committed declaration named: still the committed board
+    code, _, err = run_cli(capsys, "leaderboard", "--declaration", str(board), "-o", str(tmp_path / "b.md"))
+    assert code == 2 and "writes your store" in err
+    # over your store, as the note says, it renders
+    code, _, err = run_cli(capsys, "leaderboard", "--scores-dir", str(mine), "-o", str(tmp_path / "c.md"))
+    assert code == 0, err
+    assert f"| {LongestFirst.name} |" in (tmp_path / "c.md").read_text()
+
+
+def test_a_hint_names_the_store_a_declared_board_reads(stacked, tmp_path, capsys):
+    _, mine = stacked
+    board = tmp_path / "more.toml"
+    board.write_text(declaration(rows=("lead", "tfidf"), references=()))
+    # your default store: run writes there without being told
+    code, _, err = run_cli(capsys, "leaderboard", "--declaration", str(board), "-o", str(tmp_path / "b.md"))
+    assert code == 2
+    assert "compute: sourcesum run --ranker tfidf --split synth_alpha_sys\n" in err
+    assert "data/scores alone" not in err
+    # another store named: the hint names it
+    other = tmp_path / "other"
+    other.mkdir()
+    argv = [
+        "leaderboard",
+        "--declaration",
+        str(board),
+        "--scores-dir",
+        str(other),
+        "-o",
+        str(tmp_path / "c.md"),
+    ]
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert f"compute: sourcesum run --ranker tfidf --split synth_alpha_sys --scores-dir {other}\n" in err
+    assert "lead on" not in err  # lead is found in the committed store below it

@@ -1,6 +1,7 @@
 """``sourcesum cite``: on a synthetic board (the dataset's BibTeX, the harness's ``@software``
 entry with its git commit, the board's inputs digest, plugin rows), an incomplete board, the
-transfer tasks' papers, and bad input."""
+transfer tasks' papers, and bad input; every entry key of every declared row (held-out and task
+boards included) and each dataset's data at its pinned commit."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from sourcesum import __version__
+from sourcesum import __version__, paths
 from sourcesum.board import collect_declared, read_declaration
-from sourcesum.board.citation import harness_revision, software_bibtex
+from sourcesum.board.citation import data_bibtex, harness_revision, software_bibtex
 from sourcesum.cli import main
 from sourcesum.data import dataset
 from sourcesum.paths import PROJECT_ROOT
 from sourcesum.store.stores import ScoreStore
 from support.boards import declaration
 from support.cli import run_cli
+from support.rankers import LongestFirst
+from support.store import stacked_board
 
 BOARD = dataset("synthnews").board_splits()
 
@@ -46,7 +49,7 @@ def test_cite_a_complete_board_with_a_plugin_row(capsys, scores_dir, tmp_path):
     assert out.startswith("% SynthNews, the dataset of this board: cite its paper\n")
     assert dataset("synthnews").citation in out
     assert software_bibtex(revision) in out
-    assert f"board: {path} (entries from {scores_dir})" in out
+    assert f"board: {path} (entries from {scores_dir} over {paths.COMMITTED_SCORES_DIR})" in out
     assert f"inputs sha256: {board.inputs_sha256} (" in out
 
     # the JSON carries the same, the digest equal to the board's own JSON
@@ -55,7 +58,7 @@ def test_cite_a_complete_board_with_a_plugin_row(capsys, scores_dir, tmp_path):
     _, board_js, _ = run_cli(
         capsys, "leaderboard", "--declaration", str(path), "--scores-dir", str(scores_dir), "--format", "json"
     )
-    assert payload["schema"] == "sourcesum-cite/1"
+    assert payload["schema"] == "sourcesum-cite/2"
     assert payload["board"]["inputs_sha256"] == board.inputs_sha256 == json.loads(board_js)["inputs_sha256"]
     assert payload["board"]["incomplete_entries"] == 0
     assert payload["software"]["version"] == __version__ and payload["software"]["commit"] == revision.commit
@@ -129,7 +132,7 @@ def test_cite_names_the_papers_of_the_transfer_tasks(capsys, scores_dir, tmp_pat
     code, js, _ = run_cli(
         capsys, "cite", "--declaration", str(path), "--scores-dir", str(scores_dir), "--json"
     )
-    assert json.loads(js)["tasks"] == [
+    assert [{k: t[k] for k in ("name", "title", "bibtex")} for t in json.loads(js)["tasks"]] == [
         {"name": "synthclaims", "title": claims.title, "bibtex": claims.citation}
     ]
 
@@ -149,3 +152,46 @@ def test_cite_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
         code, out, err = run_cli(capsys, "cite", *argv)
         assert code == 2 and out == "" and err.startswith("error: ") and fragment in err
         assert len(err.strip().splitlines()) == 1
+
+
+def test_cite_lists_every_entry_key_of_every_declared_row(stacked, tmp_path, capsys):
+    committed, mine = stacked
+    board = stacked_board(tmp_path / "mine.toml", LongestFirst.name)
+    code, out, _ = run_cli(capsys, "cite", "--declaration", str(board), "--json")
+    assert code == 0
+    cited = json.loads(out)
+    parts = {
+        "synthnews board": list(BOARD),
+        "synthnews held-out test": ["synth_alpha_sys_heldout"],
+        "task synthclaims": ["synth_claims"],
+    }
+    assert list(dict.fromkeys(r["board"] for r in cited["entries"])) == list(parts)
+    for part, splits in parts.items():
+        rows = {r["ranker"]: r for r in cited["entries"] if r["board"] == part}
+        assert set(rows) == {"lead", "random", "bm25", LongestFirst.name}
+        for ranker, row in rows.items():
+            assert list(row["entries"]) == splits
+            store = mine if ranker == LongestFirst.name else committed
+            for split, key in row["entries"].items():  # the file: <store>/<ranker>/<split>.<key>.json
+                assert (store / ranker / f"{split}.{key}.json").is_file(), (part, ranker, split)
+    # the data each board is computed on, at its pinned commit
+    data = cited["dataset"]["data"]
+    assert data["repository"] == "sourcesum-bench/tests" and data["commit"] == "fixture"
+    assert "sourcesum-bench/tests at commit fixture" in data["bibtex"]
+    assert cited["tasks"][0]["data"]["commit"] == "fixture"
+    code, text, _ = run_cli(capsys, "cite", "--declaration", str(board))
+    assert "entries of the declared rows (split: key), board by board:" in text
+    assert data["bibtex"] in text
+    assert "  task synthclaims:\n" in text and "  synthnews held-out test:\n" in text
+    mine_on_task = next(
+        r for r in cited["entries"] if r["ranker"] == LongestFirst.name and r["board"] == "task synthclaims"
+    )
+    assert f"    {LongestFirst.name}: synth_claims: {mine_on_task['entries']['synth_claims']}" in text
+
+
+def test_the_sourcesum_citation_carries_its_data_commit():
+    source = dataset("sourcesum").sources()["sourcesum"]
+    entry = data_bibtex(dataset("sourcesum"))
+    assert entry.startswith("@misc{sourcesum_data,")
+    assert f"note  = {{suhara/sourcesum at commit {source.commit}, every file pinned by sha256}}" in entry
+    assert len(source.commit) == 40

@@ -1,12 +1,15 @@
-"""``sourcesum export``: it needs ``-o`` (and every ``sourcesum export`` the README shows parses)."""
+"""``sourcesum export``: it needs ``-o`` (and every ``sourcesum export`` the README shows parses);
+``--format hf`` writes a folder ``datasets.load_dataset`` reads; bad input is one error line."""
 
 from __future__ import annotations
 
 import shlex
 
+import datasets
 from sourcesum.cli import build_parser
+from sourcesum.data import load_split
 from sourcesum.paths import PROJECT_ROOT
-from support.cli import run_cli
+from support.cli import one_error_line, run_cli
 
 
 def test_export_needs_an_output_folder(capsys, scores_dir, tmp_path, monkeypatch):
@@ -29,3 +32,36 @@ def test_export_needs_an_output_folder(capsys, scores_dir, tmp_path, monkeypatch
     for line in shown:
         args = build_parser().parse_args(shlex.split(line.removeprefix("$ "))[1:])
         assert args.output
+
+
+def test_export_hf_writes_a_folder_load_dataset_reads(capsys, tmp_path):
+    folder = tmp_path / "hub"
+    code, out, err = run_cli(
+        capsys,
+        "export",
+        "--format",
+        "hf",
+        "--dataset",
+        "synthnews,synthclaims",
+        "--no-progress",
+        "-o",
+        str(folder),
+    )
+    assert code == 0, err
+    assert out.startswith(f"wrote 9 files to {folder} (")  # 7 Parquet files, the card and the index
+    assert f"  {folder / 'synthclaims' / 'synth_claims.parquet'}\n" in out
+    loaded = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "cache"))
+    assert loaded["synth_claims"].num_rows == len(load_split("synth_claims"))
+
+
+def test_export_hf_bad_input_is_one_error_line(capsys, tmp_path):
+    folder = str(tmp_path / "hub")
+    line = one_error_line(capsys, "export", "--format", "hf", "--dataset", "nosuch", "-o", folder)
+    assert "nosuch" in line
+    line = one_error_line(capsys, "export", "--format", "hf", "--scores-dir", folder, "-o", folder)
+    assert (
+        line == "error: --scores-dir: --format hf exports the data, not scores (give it with --format trec)"
+    )
+    line = one_error_line(capsys, "export", "--dataset", "synthnews,synthclaims", "-o", folder)
+    assert line == "error: --dataset synthnews,synthclaims: --format trec exports one dataset's board"
+    assert not (tmp_path / "hub").exists()

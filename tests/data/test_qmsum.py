@@ -69,8 +69,9 @@ def test_a_missing_copy_is_one_error_line_naming_the_file_and_the_variable(
     monkeypatch.setattr(paths, "DATA_ROOT", tmp_path / "data")
     assert main(["run", "--ranker", "bm25", "--split", "qmsum_test", "--no-progress"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: cannot download file of split qmsum_test ")
-    assert "evidence/test/Bed003.json" in err[0] and "set SOURCESUM_QMSUM_DIR to a folder holding" in err[0]
+    assert len(err) == 1
+    assert err[0].startswith("error: cannot download file evidence/test/Bed003.json (split qmsum_test) ")
+    assert "set SOURCESUM_QMSUM_DIR to a folder holding" in err[0]
 
 
 # -- the real data -------------------------------------------------------------------------------

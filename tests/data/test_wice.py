@@ -123,8 +123,8 @@ def test_a_missing_copy_is_one_error_line_naming_the_file_and_the_variable(
     monkeypatch.setattr(paths, "DATA_ROOT", tmp_path / "data")
     assert main(["run", "--ranker", "bm25", "--split", "wice_test", "--no-progress"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: cannot download split ")
-    assert TEST_FILE in err[0] and "set SOURCESUM_WICE_DIR to a folder holding" in err[0]
+    assert len(err) == 1 and err[0].startswith(f"error: cannot download file {TEST_FILE} (split wice_test) ")
+    assert "set SOURCESUM_WICE_DIR to a folder holding" in err[0]
 
 
 # -- the real data -------------------------------------------------------------------------------

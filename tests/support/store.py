@@ -57,3 +57,35 @@ def rewrite_entry(path: Path, change: Callable[[ScoreEntry], object]) -> None:
     change(entry)
     entry.verified = None
     path.write_text(entry.to_json())
+
+
+STACKED_SPLITS = "synthnews,synth_alpha_sys_heldout,synth_claims"
+"""The board, held-out and task splits :func:`stacked_board` declares."""
+
+
+def fill_stacked(committed: Path, mine: Path, yours: str) -> None:
+    """A stand-in committed store at ``committed`` holding lead, random and bm25, and your store
+    at ``mine`` (``$SOURCESUM_SCORES_DIR``) holding only ranker ``yours``, each on
+    :data:`STACKED_SPLITS` (computed by ``sourcesum run``)."""
+    from sourcesum.cli import main
+
+    run = ["run", "--split", STACKED_SPLITS, "--no-progress"]
+    assert main([*run, "--ranker", "lead,random,bm25", "--scores-dir", str(committed)]) == 0
+    assert main([*run, "--ranker", yours]) == 0
+    assert {p.name for p in mine.iterdir()} == {yours}
+
+
+def stacked_board(path: Path, yours: str) -> Path:
+    """A declaration at ``path`` of lead, random, bm25 and ``yours`` on synthnews, its held-out
+    test (``synth_alpha_sys_heldout``) and the task synthclaims."""
+    from support.boards import declaration
+
+    rows = ("lead", "random", "bm25", yours)
+    path.write_text(
+        declaration(rows=rows, references=())
+        + '\n[heldout]\nsplits = ["synth_alpha_sys_heldout"]\n'
+        + "".join(f'[[heldout.rows]]\nranker = "{r}"\n\n' for r in rows)
+        + '[[tasks]]\ndataset = "synthclaims"\n'
+        + "".join(f'[[tasks.rows]]\nranker = "{r}"\n\n' for r in rows)
+    )
+    return path

@@ -53,6 +53,7 @@ def build_view(board: Leaderboard, stats: BoardStats | None = None) -> BoardView
         ties=tie_rows(board, stats, ties),
         stale=tuple(board.stale),
         inputs_sha256=board.inputs_sha256,
+        unpinned=unpinned_splits(board),
         human_table=stats.human,
         heldout=heldout_view(board.heldout, stats.heldout or BoardStats())
         if board.heldout is not None
@@ -66,6 +67,12 @@ def build_view(board: Leaderboard, stats: BoardStats | None = None) -> BoardView
         lead_marks=lead_marks(board, stats),
         labels=split_labels(board),
     )
+
+
+def unpinned_splits(board: Leaderboard) -> tuple[str, ...]:
+    """The splits of ``board``, its held-out test and its tasks read from unpinned files."""
+    boards = [board, *([board.heldout] if board.heldout is not None else []), *board.tasks]
+    return tuple(dict.fromkeys(s.name for b in boards for s in b.splits if s.unpinned))
 
 
 def heldout_view(board: Leaderboard, stats: BoardStats) -> HeldOutView:

@@ -213,6 +213,9 @@ class BoardView:
     ties: tuple[TieRow, ...]
     stale: tuple[str, ...]
     inputs_sha256: str
+    unpinned: tuple[str, ...] = ()
+    """The splits of the board (its held-out test and tasks included) read from files without a
+    pinned sha256 (``SOURCESUM_ALLOW_UNPINNED=1``): every output says so."""
     human_table: HumanAgreement | None = None
     """The human-agreement table's values (JSON)."""
     heldout: HeldOutView | None = None
