@@ -23,6 +23,7 @@ from sourcesum.rankers import create_ranker
 from sourcesum.runner.run import run_ranker, run_splits
 from sourcesum.store.entry import ScoreEntry
 from sourcesum.store.stores import ScoreStore, StoreStack, read_entry
+from support.boards import declaration
 from support.cli import one_error_line, run_cli
 from support.data import SYNTHETIC
 from support.store import bm25_entry, fill
@@ -238,12 +239,18 @@ def _conflicting_layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tupl
         ("show", "alpha__doc0__sys__0", "--ranker", "bm25"),
         ("leaderboard", "--all", "--dataset", "synthnews", "-o", "{tmp}/all.md"),
         ("site", "--all", "--dataset", "synthnews", "-o", "{tmp}/site"),
+        ("leaderboard", "--declaration", "{decl}", "-o", "{tmp}/declared.md"),
+        ("site", "--declaration", "{decl}", "-o", "{tmp}/declared-site"),
+        ("cite", "--declaration", "{decl}"),
     ],
-    ids=lambda a: a[0],
+    ids=lambda a: " ".join(a[:2]),
 )
 def test_every_reader_refuses_layers_that_disagree_naming_both_files(argv, tmp_path, monkeypatch, capsys):
     committed, user = _conflicting_layers(tmp_path, monkeypatch)
-    code, out, err = run_cli(capsys, *(a.replace("{tmp}", str(tmp_path)) for a in argv))
+    decl = tmp_path / "board.toml"
+    decl.write_text(declaration(rows=("lead", "bm25"), references=()), encoding="utf-8")
+    argv = [a.replace("{tmp}", str(tmp_path)).replace("{decl}", str(decl)) for a in argv]
+    code, out, err = run_cli(capsys, *argv)
     assert code == 2, (out, err)
     assert err.startswith("error: cannot merge") and str(committed) in err and str(user) in err
     assert err.count("\n") == 1
