@@ -28,6 +28,10 @@ class RankerError(SourceSumError):
     """A ranker that failed, or returned unusable scores (names the ranker and pair)."""
 
 
+class MissingDependencyError(SourceSumError):
+    """A ranker whose libraries are not installed (names them and the ``pip install`` to run)."""
+
+
 class UnknownNameError(SourceSumError):
     """An unknown ranker, split or measure name."""
 

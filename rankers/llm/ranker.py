@@ -29,7 +29,7 @@ from sourcesum.rankers.llm.prompts import PRESETS, canonical_template, load_temp
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import Diagnostics
 from sourcesum.rankers.lm.dtypes import resolve_dtype_name
-from sourcesum.rankers.lm.weights import DEFAULT_LM, weights_identity
+from sourcesum.rankers.lm.weights import DEFAULT_LM, PACKAGED_MODELS, weights_identity
 
 REQUESTS_FOLDER = Path("llm_judge") / "requests"
 """Where, under the runner's workspace (the score store's root), server responses are cached."""
@@ -69,6 +69,7 @@ class LLMJudgeRanker(Ranker):
         "price_output",
     )
     libraries = ("torch", "transformers", "openai")
+    requires = {"lm": ("torch", "transformers"), "llm": ("openai",)}
     batch_pairs = 8
     param_specs = {
         "mode": Param(
@@ -158,6 +159,14 @@ class LLMJudgeRanker(Ranker):
         self._backend: Any = None
 
     # -- plumbing -------------------------------------------------------------------------------
+
+    @classmethod
+    def requirements(cls, params: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+        """``backend=local``: torch and transformers (the ``lm`` extra; a packaged GGUF model
+        also gguf); ``backend=openai``: the ``llm`` extra's client alone."""
+        if params["backend"] == "openai":
+            return {"llm": cls.requires["llm"]}
+        return {"lm": (*cls.requires["lm"], *(("gguf",) if params["model"] in PACKAGED_MODELS else ()))}
 
     @classmethod
     def canonicalize(cls, params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:

