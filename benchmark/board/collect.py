@@ -319,7 +319,7 @@ def collect(
     splits = _board_splits(ds)
     rows: dict[str, Row] = {}
     stale: list[str] = []
-    for path, entry in store.entries():
+    for path, entry in store.entries(splits):
         where = paths.shown(path)
         if isinstance(entry, StoreConflict) and path.name.split(".")[0] in splits:
             raise entry  # layers that disagree: every reader refuses, as `run` does
