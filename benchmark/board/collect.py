@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from sourcesum import paths
 from sourcesum.board.declaration import Declaration, DeclaredRow
@@ -358,6 +359,28 @@ def collect(
     board = finish(ds, splits, list(rows.values()) + extra, stale, measures)
     board.inputs_sha256 = inputs_sha256(board)
     return board
+
+
+def collect_stores(
+    scores_dir: str | Path | None = None, dataset_name: str = "sourcesum", published: bool = True
+) -> Leaderboard:
+    """Every usable entry of the user store (``scores_dir``, else the default one) over the
+    committed store on ``dataset_name``'s board splits, plus (``published``) the published
+    outputs: :func:`collect`, where rows that the committed declaration names carry those names
+    (``compare``, ``show``, ``export`` and the notebook API's ``load_scores`` read this board)."""
+    from sourcesum.board.declaration import read_declaration
+    from sourcesum.store.stores import open_stores
+
+    try:
+        declared: Declaration | None = read_declaration(paths.DECLARATION_PATH)
+    except SourceSumError:
+        declared = None
+    return collect(
+        open_stores(scores_dir, must_exist=True),
+        published=published,
+        dataset_name=dataset_name,
+        declared=declared if declared is not None and declared.dataset == dataset_name else None,
+    )
 
 
 def _apply_declared_names(rows: Sequence[Row], declared: Declaration) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from sourcesum.errors import SourceSumError
 from sourcesum.evaluation.measures import Measure, measure_forms
 from sourcesum.outputs.escape import terminal
+from sourcesum.stats.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
 
 SCHEMAS = {
     "run": "sourcesum-run/3",
@@ -66,12 +67,9 @@ def non_negative_int(text: str) -> int:
     return value
 
 
-MIN_RESAMPLES, MAX_RESAMPLES = 1_000, 100_000
-
-
 def resamples(text: str) -> int:
-    """argparse type: a resample count between :data:`MIN_RESAMPLES` (fewer cannot make a
-    p-value below 0.001) and :data:`MAX_RESAMPLES` (more would hold gigabytes of draws)."""
+    """argparse type: a resample count between :data:`~sourcesum.stats.bootstrap.MIN_RESAMPLES`
+    and :data:`~sourcesum.stats.bootstrap.MAX_RESAMPLES`."""
     try:
         value = int(text)
     except ValueError:

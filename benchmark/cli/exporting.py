@@ -23,10 +23,10 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from sourcesum.cli.inspecting import board_of_stores
+    from sourcesum.board.collect import collect_stores
     from sourcesum.outputs.trec import export_trec
 
-    written = export_trec(board_of_stores(args.scores_dir, args.dataset, published=False), Path(args.output))
+    written = export_trec(collect_stores(args.scores_dir, args.dataset, published=False), Path(args.output))
     print(
         f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split, "
         f"and {written[-1].name} listing them):"
