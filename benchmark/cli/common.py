@@ -18,7 +18,7 @@ from sourcesum.stats.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
 
 SCHEMAS = {
     "run": "sourcesum-run/3",
-    "evaluate": "sourcesum-evaluate/3",
+    "evaluate": "sourcesum-evaluate/4",
     "compare": "sourcesum-compare/1",
     "list": "sourcesum-list/1",
     "verify": "sourcesum-verify/1",
