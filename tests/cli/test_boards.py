@@ -85,3 +85,25 @@ def test_a_personal_board_gets_its_own_plot_and_no_writer_overwrites_foreign_fil
     (site / "index.html").write_text("my page")
     line = one_error_line(capsys, "site", "--all", "--dataset", "synthnews", "-o", str(site))
     assert "did not write" in line and (site / "index.html").read_text() == "my page"
+
+
+def test_all_boards_carry_the_declared_names(capsys, scores_dir, tmp_path, monkeypatch):
+    """``leaderboard --all`` names the configurations the committed declaration names as it
+    does; the others keep their default names."""
+    assert main(["run", "--ranker", "lead,bm25", "--split", "synthnews", "--no-progress"]) == 0
+    assert (
+        main(["run", "--ranker", "random", "-p", "random.seed=3", "--split", "synthnews", "--no-progress"])
+        == 0
+    )
+    named = tmp_path / "leaderboard.toml"
+    named.write_text(
+        declaration(rows=["lead", "bm25"])
+        + '\n[[rows]]\nranker = "random"\nparams = { seed = 3 }\nname = "random, third seed"\n'
+    )
+    monkeypatch.setattr(paths, "DECLARATION_PATH", named)
+    capsys.readouterr()
+    board = tmp_path / "all.md"
+    code, _, _ = run_cli(capsys, "leaderboard", "--all", "--dataset", "synthnews", "-o", str(board))
+    text = board.read_text()
+    assert code == 0 and "| random, third seed | 0." in text and "| bm25 | 0." in text
+    assert "| random(seed=3) |" not in text and "`random(seed=3)`" in text  # the Rows table keeps the label
