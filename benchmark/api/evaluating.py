@@ -36,7 +36,7 @@ def evaluate(scores: Scores, measures: MeasureSpec = "nDCG,AP") -> pd.DataFrame:
     undefined (e.g. a pair without a relevant sentence). Its column means (``.mean()``, NaN
     left out) are the split means ``sourcesum run`` and ``evaluate`` print."""
     split = load_split(scores.split)
-    return evaluate_split(split, scores.values, scores.label, measures_of(measures)).per_pair
+    return evaluate_split(split, scores.by_pair, scores.label, measures_of(measures)).per_pair
 
 
 def compare(
@@ -72,7 +72,7 @@ def compare(
     parsed = measures_of(measures)
     split = load_split(splits.pop())
     compared = [
-        Compared(s.name, s.label, s.identity, evaluate_split(split, s.values, s.label, parsed).per_pair)
+        Compared(s.name, s.label, s.identity, evaluate_split(split, s.by_pair, s.label, parsed).per_pair)
         for s in sets
     ]
     cache = StatsCache.default()

@@ -25,7 +25,7 @@ FRAME_COLUMNS = ("pair_id", "sentence_index", "score")
 @dataclass(frozen=True)
 class Scores(Mapping[str, list[float]]):
     """One score set on one split: pair id -> one score per sentence, for every pair of the
-    split (read as a mapping). ``name`` is what tables show, ``label`` the full label (a stored
+    split in its order (read as a mapping; ``by_pair`` is the plain dict). ``name`` is what tables show, ``label`` the full label (a stored
     configuration's, else the name), ``identity`` what :func:`sourcesum.api.compare` seeds its
     tests by (a stored row: its ranker and canonical parameters, as ``sourcesum compare``;
     one's own scores: the sha256 of the scores). ``nan_replaced``: NaN scores of a TREC run
@@ -34,18 +34,18 @@ class Scores(Mapping[str, list[float]]):
     name: str
     label: str
     split: str
-    values: dict[str, list[float]] = field(repr=False)
+    by_pair: dict[str, list[float]] = field(repr=False)
     identity: str = field(repr=False)
     nan_replaced: int = 0
 
     def __getitem__(self, pair_id: str) -> list[float]:
-        return self.values[pair_id]
+        return self.by_pair[pair_id]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.values)
+        return iter(self.by_pair)
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.by_pair)
 
 
 def _split(split: str | Split) -> Split:
@@ -77,7 +77,7 @@ def load_scores(name_or_label: str, split: str | Split, scores_dir: str | Path |
         name=row.name or row.label,
         label=row.label,
         split=loaded.name,
-        values={pair.id: list(entry.scores[pair.id]) for pair in loaded},
+        by_pair={pair.id: list(entry.scores[pair.id]) for pair in loaded},
         identity=row_identity(row),
     )
 
@@ -109,7 +109,7 @@ def read_scores(data: Any, split: str | Split, name: str) -> Scores:
         name=name,
         label=name,
         split=loaded.name,
-        values=values,
+        by_pair=values,
         identity=f"scores|{scores_sha256(values)}",
         nan_replaced=scores.nan_replaced,
     )

@@ -358,7 +358,8 @@ def collect(
                 evaluation.system = row.label
     if declared is not None:
         _apply_declared_names(list(rows.values()), declared)
-    kept, merged = list(rows.values()), []
+    kept = list(rows.values())
+    merged: list[str] = []
     if merge_agreeing:
         from sourcesum.board.agreeing import merge_agreeing as merge
 

@@ -49,6 +49,7 @@ def test_load_scores_reads_the_user_store_over_the_committed_one(stores):
     assert isinstance(bm25, Scores) and (bm25.name, bm25.label, bm25.split) == ("bm25", "bm25", SPLIT)
     assert dict(bm25) == _entry_scores(user, "bm25") and list(bm25) == [p.id for p in split]
     assert dict(lead) == _entry_scores(committed, "lead")
+    assert list(bm25.values()) == [bm25[k] for k in bm25] and dict(bm25.items()) == dict(bm25)  # a Mapping
     by_label = load_scores("random(seed=3)", SPLIT)  # the full label; the ranker's name alone too
     assert dict(by_label) == dict(load_scores("random", SPLIT)) == _entry_scores(committed, "random")
     assert by_label.identity == 'random|{"seed": 3}' and bm25.identity != lead.identity
