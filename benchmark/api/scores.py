@@ -28,8 +28,8 @@ class Scores(Mapping[str, list[float]]):
     split in its order (read as a mapping; ``by_pair`` is the plain dict). ``name`` is what tables show, ``label`` the full label (a stored
     configuration's, else the name), ``identity`` what :func:`sourcesum.api.compare` seeds its
     tests by (a stored row: its ranker and canonical parameters, as ``sourcesum compare``;
-    one's own scores: the sha256 of the scores). ``nan_replaced``: NaN scores of a TREC run
-    read as 0 (as the paper did)."""
+    one's own scores: the sha256 of the scores). ``nan_replaced``: NaN scores read as 0, as the
+    paper did (in a TREC run, or in a published system's output)."""
 
     name: str
     label: str
@@ -79,6 +79,7 @@ def load_scores(name_or_label: str, split: str | Split, scores_dir: str | Path |
         split=loaded.name,
         by_pair={pair.id: list(entry.scores[pair.id]) for pair in loaded},
         identity=row_identity(row),
+        nan_replaced=row.nan_replaced.get(loaded.name, (0, 0))[0],
     )
 
 

@@ -124,3 +124,17 @@ def test_read_scores_refuses_scores_that_do_not_fit_the_split(tmp_path):
         SourceSumError, match="expected a mapping, a DataFrame or a TREC run's path, not list"
     ):
         read_scores([1.0], SPLIT, "mine")
+
+
+@pytest.mark.real_data
+def test_load_scores_reads_published_outputs_with_their_nan_count(tmp_path, monkeypatch):
+    """A published system by its label; its NaN scores read as 0 are counted as the board counts them."""
+    from sourcesum.board.collect import collect_stores
+    from sourcesum.board.statistics import row_identity
+
+    monkeypatch.setenv("SOURCESUM_SCORES_DIR", str(tmp_path))
+    label = "published: cross-attention (PEGASUS)"
+    row = collect_stores(tmp_path).row(label)
+    scores = load_scores(label, "cnn_pegasus")
+    assert dict(scores) == row.entries["cnn_pegasus"].scores and scores.identity == row_identity(row)
+    assert scores.nan_replaced == row.nan_replaced["cnn_pegasus"][0] > 0
