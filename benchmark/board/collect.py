@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from sourcesum import paths
 from sourcesum.board.declaration import Declaration, DeclaredRow
@@ -335,18 +336,21 @@ def collect(
     dataset_name: str = "sourcesum",
     include_unknown: bool = False,
     declared: Declaration | None = None,
+    merge_agreeing: bool = False,
 ) -> Leaderboard:
     """Every usable store entry on the dataset's board splits as a row, plus (``published``) a
     row per published method; invalid, stale and partial entries are listed in ``stale`` with
     the reason. Entries of rankers that are not installed cannot be re-validated (version,
     parameters): they become rows only with ``include_unknown`` (``leaderboard --all``), named
     by :func:`unvalidated_label`, and are otherwise listed in ``stale``. Rows of configurations
-    that ``declared`` names get those names (:mod:`sourcesum.board.names`)."""
+    that ``declared`` names get those names (:mod:`sourcesum.board.names`); with
+    ``merge_agreeing``, configurations whose scores agree are shown once
+    (:mod:`sourcesum.board.agreeing`), each one left out said in ``merged``."""
     ds = dataset(dataset_name)
     splits = _board_splits(ds)
     rows: dict[str, Row] = {}
     stale: list[str] = []
-    for path, entry in store.entries():
+    for path, entry in store.entries(splits):
         where = paths.shown(path)
         if isinstance(entry, StoreConflict) and path.name.split(".")[0] in splits:
             raise entry  # layers that disagree: every reader refuses, as `run` does
@@ -381,10 +385,48 @@ def collect(
                 evaluation.system = row.label
     if declared is not None:
         _apply_declared_names(list(rows.values()), declared)
+    kept = list(rows.values())
+    merged: list[str] = []
+    if merge_agreeing:
+        from sourcesum.board.agreeing import merge_agreeing as merge
+
+        kept, merged = merge(kept)
     extra = _published_rows(ds, [m.key for m in published_methods()], splits, measures) if published else []
-    board = finish(ds, splits, list(rows.values()) + extra, stale, measures)
+    board = finish(ds, splits, kept + extra, stale, measures)
+    board.merged = merged
     board.inputs_sha256 = inputs_sha256(board)
     return board
+
+
+def collect_stores(
+    scores_dir: str | Path | None = None,
+    dataset_name: str = "sourcesum",
+    published: bool = True,
+    measures: Sequence[Measure] = LEADERBOARD_MEASURES,
+    include_unknown: bool = False,
+    merge_agreeing: bool = False,
+) -> Leaderboard:
+    """Every usable entry of the user store (``scores_dir``, else the default one) over the
+    committed store on ``dataset_name``'s board splits, plus (``published``) the published
+    outputs: :func:`collect`, where rows that the committed declaration names carry those names
+    (``compare``, ``show``, ``export`` and the notebook API's ``load_scores`` read this board;
+    ``leaderboard --all`` and ``site --all`` with unknown rankers and agreeing rows merged)."""
+    from sourcesum.board.declaration import read_declaration
+    from sourcesum.store.stores import open_stores
+
+    try:
+        declared: Declaration | None = read_declaration(paths.DECLARATION_PATH)
+    except SourceSumError:
+        declared = None
+    return collect(
+        open_stores(scores_dir, must_exist=True),
+        measures=measures,
+        published=published,
+        dataset_name=dataset_name,
+        include_unknown=include_unknown,
+        declared=declared if declared is not None and declared.dataset == dataset_name else None,
+        merge_agreeing=merge_agreeing,
+    )
 
 
 def _apply_declared_names(rows: Sequence[Row], declared: Declaration) -> None:

@@ -1,7 +1,8 @@
-"""Paired comparisons of leaderboard rows on the same pairs: the mean difference with its paired
-bootstrap CI and p-value, and the sign-flip randomization test decided under Holm per split and
-measure by the rule of :mod:`sourcesum.stats.significance` (Monte Carlo error, resampling until
-decided, exact enumeration for few clusters)."""
+"""Paired comparisons of leaderboard rows, or of any score sets (:func:`compare_values`), on the
+same pairs: the mean difference with its paired bootstrap CI and p-value, and the sign-flip
+randomization test decided under Holm per split and measure by the rule of
+:mod:`sourcesum.stats.significance` (Monte Carlo error, resampling until decided, exact
+enumeration for few clusters)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pandas as pd
 from sourcesum import stats
 from sourcesum.board.model import Row
 from sourcesum.board.statistics import resampling_clusters, row_identity, tested_family
-from sourcesum.data import load_split
+from sourcesum.data import Split, load_split
 from sourcesum.evaluation.evaluate import evaluate_split
 from sourcesum.evaluation.measures import Measure
 from sourcesum.stats.cache import StatsCache
@@ -75,6 +76,18 @@ def per_pair_values(row: Row, split: str, measures: Sequence[Measure]) -> pd.Dat
     return evaluate_split(load_split(split), entry.scores, row.label, measures).per_pair
 
 
+@dataclass(frozen=True)
+class Compared:
+    """One score set in a comparison: its display ``name``, full ``label``, the ``identity``
+    its tests are seeded by (rows: :func:`~sourcesum.board.statistics.row_identity`) and its
+    per-pair values (pairs in split order, a column per measure name)."""
+
+    name: str
+    label: str
+    identity: str
+    per_pair: pd.DataFrame
+
+
 def compare_rows(
     rows: Sequence[Row],
     splits: Sequence[str],
@@ -84,52 +97,75 @@ def compare_rows(
     seed: int = stats.DEFAULT_SEED,
     cache: StatsCache | None = None,
 ) -> list[Comparison]:
-    """Every pair of ``rows`` on every split and measure. Each (split, measure) is one Holm
-    family; each test draws from a seed derived from ``seed``, the two rows, the split and the
-    measure (so the rows named beside them change no test's draws)."""
+    """Every pair of ``rows`` on every split and measure (:func:`compare_values` per split;
+    rows without the split are left out of it)."""
     cache = StatsCache.default() if cache is None else cache
     out: list[Comparison] = []
     for split in splits:
-        loaded = load_split(split)
-        groups = resampling_clusters(loaded) if by_document else [p.id for p in loaded]
-        values = [(row, per_pair_values(row, split, measures)) for row in rows if split in row.evaluations]
-        for measure in measures:
-            pairs = list(combinations(values, 2))
-            vectors = [
-                (va[measure.name].to_numpy(dtype=float), vb[measure.name].to_numpy(dtype=float))
-                for (_, va), (_, vb) in pairs
-            ]
-            family = tested_family(
-                f"compare/{'document' if by_document else 'pair'}",
-                [(row_identity(a), row_identity(b), split, measure.name) for (a, _), (b, _) in pairs],
-                [cluster_contributions(x - y, groups) for x, y in vectors],
-                cache,
-                seed,
+        compared = [
+            Compared(
+                row.name or row.label, row.label, row_identity(row), per_pair_values(row, split, measures)
             )
-            for ((a, _), (b, _)), (x, y), marked in zip(pairs, vectors, family, strict=True):
-                p_boot, low, high = stats.paired_bootstrap_test(x, y, resamples, seed, groups)
-                out.append(
-                    Comparison(
-                        a=a.name or a.label,
-                        b=b.name or b.label,
-                        a_label=a.label,
-                        b_label=b.label,
-                        split=split,
-                        measure=measure.name,
-                        mean_a=float(np.nanmean(x)),
-                        mean_b=float(np.nanmean(y)),
-                        ci_low=low,
-                        ci_high=high,
-                        p_bootstrap=p_boot,
-                        resamples=resamples,
-                        p_randomization=marked.count.p,
-                        p_mc_se=marked.count.standard_error,
-                        flips=marked.count.flips,
-                        exact=marked.count.exact,
-                        p_holm=marked.p_holm,
-                        p_holm_interval=marked.adjusted,
-                        decision=marked.decision,
-                    )
-                )
+            for row in rows
+            if split in row.evaluations
+        ]
+        out += compare_values(compared, load_split(split), measures, by_document, resamples, seed, cache)
     cache.save()
+    return out
+
+
+def compare_values(
+    compared: Sequence[Compared],
+    split: Split,
+    measures: Sequence[Measure],
+    by_document: bool = True,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+    cache: StatsCache | None = None,
+) -> list[Comparison]:
+    """Every pair of ``compared`` on ``split``, per measure. Each measure is one Holm family;
+    each test draws from a seed derived from ``seed``, the two identities, the split and the
+    measure (so the score sets named beside them change no test's draws); the bootstrap
+    resamples clusters (``by_document``, the split's documents) or pairs with ``seed``."""
+    cache = StatsCache.default() if cache is None else cache
+    groups = resampling_clusters(split) if by_document else [p.id for p in split]
+    out: list[Comparison] = []
+    for measure in measures:
+        pairs = list(combinations(compared, 2))
+        vectors = [
+            (a.per_pair[measure.name].to_numpy(dtype=float), b.per_pair[measure.name].to_numpy(dtype=float))
+            for a, b in pairs
+        ]
+        family = tested_family(
+            f"compare/{'document' if by_document else 'pair'}",
+            [(a.identity, b.identity, split.name, measure.name) for a, b in pairs],
+            [cluster_contributions(x - y, groups) for x, y in vectors],
+            cache,
+            seed,
+        )
+        for (a, b), (x, y), marked in zip(pairs, vectors, family, strict=True):
+            p_boot, low, high = stats.paired_bootstrap_test(x, y, resamples, seed, groups)
+            out.append(
+                Comparison(
+                    a=a.name,
+                    b=b.name,
+                    a_label=a.label,
+                    b_label=b.label,
+                    split=split.name,
+                    measure=measure.name,
+                    mean_a=float(np.nanmean(x)),
+                    mean_b=float(np.nanmean(y)),
+                    ci_low=low,
+                    ci_high=high,
+                    p_bootstrap=p_boot,
+                    resamples=resamples,
+                    p_randomization=marked.count.p,
+                    p_mc_se=marked.count.standard_error,
+                    flips=marked.count.flips,
+                    exact=marked.count.exact,
+                    p_holm=marked.p_holm,
+                    p_holm_interval=marked.adjusted,
+                    decision=marked.decision,
+                )
+            )
     return out

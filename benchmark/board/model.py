@@ -161,6 +161,9 @@ class Row:
     """What the board states about the row's ranker, read from its class when collected."""
     nan_replaced: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Published rows: per split, (NaN scores replaced by 0, pairs whose scores were all NaN)."""
+    same_as: tuple[str, ...] = ()
+    """The labels of other configurations whose scores agree with this row's, shown as this row
+    (:mod:`sourcesum.board.agreeing`, ``leaderboard --all``)."""
 
     def mean(self, split: str, measure: Measure) -> float:
         evaluation = self.evaluations.get(split)
@@ -217,6 +220,8 @@ class Leaderboard:
     """A task board's declared note (Markdown)."""
     inputs_sha256: str = ""
     """The sha256 of the board's inputs (:func:`sourcesum.board.collect.inputs_sha256`)."""
+    merged: list[str] = field(default_factory=list)
+    """Configurations shown as another row, their scores agreeing (``leaderboard --all``), in words."""
     zero_shot_best: dict[tuple[str | None, Measure], str] = field(default_factory=dict)
     """Held-out boards: the label of each column's best zero-shot competing row."""
 

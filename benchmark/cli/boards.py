@@ -64,15 +64,12 @@ def declared_or_all_board(args: argparse.Namespace, measures: Sequence[Measure])
     ``--declaration``), read from the stores :func:`~sourcesum.cli.common.declared_stores` names
     (the committed board: data/scores alone; any other: your store over data/scores); with
     ``--all``, every usable entry of ``--scores-dir`` (default: your store) over data/scores."""
-    from sourcesum.board import collect, collect_declared, read_declaration
-    from sourcesum.store.stores import open_stores
+    from sourcesum.board import collect_declared, read_declaration
+    from sourcesum.board.collect import collect_stores
 
     if args.all:
-        return collect(
-            open_stores(args.scores_dir, must_exist=True),
-            measures=measures,
-            dataset_name=args.dataset,
-            include_unknown=True,
+        return collect_stores(
+            args.scores_dir, args.dataset, measures=measures, include_unknown=True, merge_agreeing=True
         )
     from sourcesum.cli.common import declared_stores
 
@@ -207,6 +204,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(message)
     for item in board.stale:
         print(terminal(f"note: skipped stale score file {item}"), file=sys.stderr)
+    for item in board.merged:
+        print(terminal(f"note: {item}"), file=sys.stderr)
     print_heldout_pending(board)
     return 0
 
@@ -247,6 +246,8 @@ def cmd_site(args: argparse.Namespace) -> int:
     print(f"wrote {len(pages)} files to {args.output} ({len(board.rows)} rows; {site_sizes(pages)})")
     for item in board.stale:
         print(terminal(f"note: skipped stale score file {item}"), file=sys.stderr)
+    for item in board.merged:
+        print(terminal(f"note: {item}"), file=sys.stderr)
     print_heldout_pending(board)
     return 0
 

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 from sourcesum.errors import SourceSumError
 from sourcesum.evaluation.measures import Measure, measure_forms
 from sourcesum.outputs.escape import terminal
+from sourcesum.stats.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
 
 if TYPE_CHECKING:
     from sourcesum.store.stores import StoreStack
 
 SCHEMAS = {
     "run": "sourcesum-run/3",
-    "evaluate": "sourcesum-evaluate/3",
+    "evaluate": "sourcesum-evaluate/4",
     "compare": "sourcesum-compare/1",
     "list": "sourcesum-list/1",
     "verify": "sourcesum-verify/1",
@@ -69,12 +70,9 @@ def non_negative_int(text: str) -> int:
     return value
 
 
-MIN_RESAMPLES, MAX_RESAMPLES = 1_000, 100_000
-
-
 def resamples(text: str) -> int:
-    """argparse type: a resample count between :data:`MIN_RESAMPLES` (fewer cannot make a
-    p-value below 0.001) and :data:`MAX_RESAMPLES` (more would hold gigabytes of draws)."""
+    """argparse type: a resample count between :data:`~sourcesum.stats.bootstrap.MIN_RESAMPLES`
+    and :data:`~sourcesum.stats.bootstrap.MAX_RESAMPLES`."""
     try:
         value = int(text)
     except ValueError:

@@ -6,11 +6,18 @@ without ``--format trec`` is recognised by its first line and refused with that 
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sourcesum.cli.common import SCHEMAS, emit, measures_help
 from sourcesum.errors import SourceSumError
+from sourcesum.outputs.escape import terminal
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sourcesum.evaluation.measures import Measure
 
 
 def add_parsers(sub: Any) -> None:
@@ -25,6 +32,11 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--split", help="split name (default: inferred from the pair ids)")
     p.add_argument("--measures", default="nDCG,AP", help=measures_help())
+    p.add_argument(
+        "--per-pair",
+        action="store_true",
+        help="also each pair's value of each measure (a table after the means; JSON: per_pair)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 
@@ -59,6 +71,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from sourcesum.data import dataset_of, load_split
     from sourcesum.evaluation.evaluate import evaluate_split
     from sourcesum.evaluation.measures import parse_measures
+    from sourcesum.outputs.text import format_table
     from sourcesum.store.scorefiles import (
         check_against_split,
         infer_split,
@@ -75,10 +88,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if not args.field:
             raise SourceSumError("evaluate: --field KEY is required for SourceSum-format files")
         loaded = read_sourcesum_json(Path(args.file), args.field)
-        system = args.field
+        system, system_key = args.field, "field"
     else:
         loaded = read_trec_run(Path(args.file))
-        system = args.field or Path(args.file).stem
+        system, system_key = args.field or Path(args.file).stem, "run"
     if args.split:
         dataset_of(args.split)
         split = load_split(args.split)
@@ -88,8 +101,27 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     measures = parse_measures(args.measures)
     evaluation = evaluate_split(split, loaded.scores, system, measures, source=str(loaded.path))
     evaluation.nan_replaced = loaded.nan_replaced
-    record = evaluation.summary(system_key="field")
+    record = evaluation.summary(system_key=system_key)
     record["nan_replaced"] = loaded.nan_replaced
     record["all_nan_pairs"] = loaded.all_nan_pairs
-    emit([record], args.json, "field", measures, SCHEMAS["evaluate"])
+    if args.per_pair:
+        record["per_pair"] = per_pair_records(evaluation.per_pair, measures)
+    emit([record], args.json, system_key, measures, SCHEMAS["evaluate"])
+    if args.per_pair and not args.json:
+        columns = ["pair_id"] + [m.json_key for m in measures]
+        rows = [{k: math.nan if v is None else v for k, v in r.items()} for r in record["per_pair"]]
+        print()
+        print(terminal(format_table(rows, columns, ["pair"] + [m.display_name for m in measures])))
     return 0
+
+
+def per_pair_records(per_pair: pd.DataFrame, measures: Sequence[Measure]) -> list[dict[str, Any]]:
+    """One record per pair of a per-pair table, in its order: ``pair_id`` and each measure's
+    value under its JSON key (``None`` where the measure is undefined on the pair)."""
+    return [
+        {
+            "pair_id": str(pair_id),
+            **{m.json_key: float(row[m.name]) if math.isfinite(row[m.name]) else None for m in measures},
+        }
+        for pair_id, row in per_pair.iterrows()
+    ]

@@ -41,12 +41,12 @@ def add_parsers(sub: Any) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     if args.format == "hf":
         return export_hub(args)
-    from sourcesum.cli.inspecting import board_of_stores
+    from sourcesum.board.collect import collect_stores
     from sourcesum.outputs.trec import export_trec
 
     if args.dataset and "," in args.dataset:
         raise SourceSumError(f"--dataset {args.dataset}: --format trec exports one dataset's board")
-    board = board_of_stores(args.scores_dir, args.dataset or "sourcesum", published=False)
+    board = collect_stores(args.scores_dir, args.dataset or "sourcesum", published=False)
     written = export_trec(board, Path(args.output))
     print(
         f"wrote {len(written)} files to {args.output} (qrels per split, one run per ranker and split, "

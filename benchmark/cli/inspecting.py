@@ -60,28 +60,8 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_show)
 
 
-def board_of_stores(scores_dir: str | None, dataset: str, published: bool = True) -> Any:
-    """Every usable entry of the user store over the committed one on ``dataset``'s board
-    splits, plus (``published``) the published outputs (compare, show, export); rows the
-    committed declaration names carry those names."""
-    from sourcesum import paths
-    from sourcesum.board import collect, read_declaration
-    from sourcesum.errors import SourceSumError
-    from sourcesum.store.stores import open_stores
-
-    try:
-        declared = read_declaration(paths.DECLARATION_PATH)
-    except SourceSumError:
-        declared = None
-    return collect(
-        open_stores(scores_dir, must_exist=True),
-        published=published,
-        dataset_name=dataset,
-        declared=declared if declared is not None and declared.dataset == dataset else None,
-    )
-
-
 def cmd_compare(args: argparse.Namespace) -> int:
+    from sourcesum.board.collect import collect_stores
     from sourcesum.board.compare import compare_rows
     from sourcesum.data import dataset_of, resolve_split_names
     from sourcesum.evaluation.measures import parse_measures
@@ -103,7 +83,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"--split {args.split}: compare works on the board splits "
             f"({', '.join(ds.board_splits())}), not {', '.join(off_board)}"
         )
-    board = board_of_stores(args.scores_dir, ds.name)
+    board = collect_stores(args.scores_dir, ds.name)
     rows = [board.row(name) for name in names]
     results = compare_rows(
         rows,
@@ -130,6 +110,7 @@ def declared_labels() -> list[str]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from sourcesum.board.collect import collect_stores
     from sourcesum.board.explorer import default_rows, find_pair, pair_view
     from sourcesum.data import dataset_of
     from sourcesum.outputs.pairview import format_view
@@ -142,7 +123,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise SourceSumError("show: give a pair id (`sourcesum show --list [SPLIT]` lists them)")
     split, pair = find_pair(args.pair_id)
     ds = dataset_of(split.name)
-    board = board_of_stores(args.scores_dir, ds.name)
+    board = collect_stores(args.scores_dir, ds.name)
     rankers: list[str] | None
     if args.ranker:
         rankers = [n.strip() for n in args.ranker.split(",") if n.strip()]

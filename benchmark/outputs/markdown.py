@@ -107,9 +107,10 @@ def rows_table(view: BoardView) -> str:
             "the paper's output files (sha256-pinned)" if row.kind == "published" else "-"
         )
         libraries = ", ".join(f"{name} {version}" for name, version in row.libraries) or "-"
+        label = "<br>= ".join(md_code(x) for x in (row.full_label, *row.same_as))
         lines.append(
             f"| {md_cell(row.label)} | {md_code(row.ranker)} | {', '.join(row.versions) or '-'} | "
-            f"{md_code(row.full_label)} | {keys} | {md_cell(libraries)} |"
+            f"{label} | {keys} | {md_cell(libraries)} |"
         )
     return "\n".join(lines)
 

@@ -137,7 +137,7 @@ def _configurations(view: BoardView) -> list[dict[str, Any]]:
     return [
         {
             "label": row.label,
-            "full_label": row.full_label,
+            "full_label": " = ".join((row.full_label, *row.same_as)),
             "ranker": row.ranker,
             "reference": row.kind == "reference",
             "published": row.kind == "published",

@@ -17,7 +17,7 @@ pair id), so a sample is reproducible and differs between entries.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,8 +78,10 @@ class _Hiding(ScoreStore):
     def load(self, ranker: str, split: str, key: str) -> ScoreEntry | None:
         return None if (ranker, split, key) == self.hidden else super().load(ranker, split, key)
 
-    def entries(self) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
-        for path, item in super().entries():
+    def entries(
+        self, splits: Collection[str] | None = None
+    ) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
+        for path, item in super().entries(splits):
             if not (isinstance(item, ScoreEntry) and (item.ranker, item.split, item.key) == self.hidden):
                 yield path, item
 

@@ -25,6 +25,9 @@ DEFAULT_SEED = 0
 ALPHA = 0.05
 RESAMPLE_BLOCK = 1_000
 """Significance level of every test the board marks (see :mod:`sourcesum.stats.significance`)."""
+MIN_RESAMPLES, MAX_RESAMPLES = 1_000, 100_000
+"""The bootstrap resample counts a user may ask for: fewer cannot make a p-value below 0.001,
+more would hold gigabytes of draws."""
 
 
 def _group_index(groups: Sequence[str] | np.ndarray | None, n: int) -> tuple[np.ndarray, int]:

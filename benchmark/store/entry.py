@@ -277,6 +277,13 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
                     f"cannot merge {entry.ranker} on {entry.split}: pair {pid} has different scores "
                     f"in {origin[pid]} and {where}"
                 )
+    if (
+        not rest
+        and first.verified is not None
+        and first.verified[:2] == (id(first.scores), len(first.scores))
+    ):
+        # one entry: the checksum it was read with holds for the copy (same pairs, same values)
+        merged.verified = (id(merged.scores), len(merged.scores), first.verified[2])
     if len(merged.scores) > merged.n_pairs:
         raise ScoreFileError(
             f"merging {merged.ranker} on {merged.split} gives {len(merged.scores)} pairs, "

@@ -13,7 +13,7 @@ Stores stack (:class:`StoreStack`): commands read a writable user store on top o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -134,12 +134,17 @@ class ScoreStore:
         entry.scores.update(merged.scores)
         return path
 
-    def entries(self) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
+    def entries(
+        self, splits: Collection[str] | None = None
+    ) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
         """Every entry in the store, in path order (:func:`read_entry_memoised`); an invalid
-        one is yielded as its error."""
+        one is yielded as its error. ``splits``: only the files named after these splits
+        (``<ranker>/<split>.<key>.json``; the others are not read)."""
         if not self.root.is_dir():
             return
         for path in sorted(self.root.glob("*/*.json")):
+            if splits is not None and path.name.split(".")[0] not in splits:
+                continue
             try:
                 yield path, read_entry_memoised(path)
             except ScoreFileError as exc:
@@ -207,15 +212,17 @@ class StoreStack:
     def save(self, entry: ScoreEntry) -> Path:
         return self.top.save(entry)
 
-    def entries(self) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
+    def entries(
+        self, splits: Collection[str] | None = None
+    ) -> Iterator[tuple[Path, ScoreEntry | ScoreFileError]]:
         """Entries of every layer, one per key (pairs merged over layers by :func:`merge_entries`;
-        the top path shown). An invalid file is yielded as its error and never hides a valid
-        entry of the same key in another layer; layers that disagree are yielded as the error
-        naming both files."""
+        the top path shown), only those of ``splits`` when given (:meth:`ScoreStore.entries`).
+        An invalid file is yielded as its error and never hides a valid entry of the same key
+        in another layer; layers that disagree are yielded as the error naming both files."""
         valid: dict[tuple[str, str], list[tuple[Path, ScoreEntry]]] = {}
         out: list[tuple[Path, ScoreEntry | ScoreFileError]] = []
         for store in self.stores:
-            for path, item in store.entries():
+            for path, item in store.entries(splits):
                 if isinstance(item, ScoreFileError):
                     out.append((path, item))
                 else:

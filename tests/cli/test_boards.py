@@ -202,3 +202,25 @@ def test_a_hint_names_the_store_a_declared_board_reads(stacked, tmp_path, capsys
     assert code == 2
     assert f"compute: sourcesum run --ranker tfidf --split synth_alpha_sys --scores-dir {other}\n" in err
     assert "lead on" not in err  # lead is found in the committed store below it
+
+
+def test_all_boards_carry_the_declared_names(capsys, scores_dir, tmp_path, monkeypatch):
+    """``leaderboard --all`` names the configurations the committed declaration names as it
+    does; the others keep their default names."""
+    assert main(["run", "--ranker", "lead,bm25", "--split", "synthnews", "--no-progress"]) == 0
+    assert (
+        main(["run", "--ranker", "random", "-p", "random.seed=3", "--split", "synthnews", "--no-progress"])
+        == 0
+    )
+    named = tmp_path / "leaderboard.toml"
+    named.write_text(
+        declaration(rows=["lead", "bm25"])
+        + '\n[[rows]]\nranker = "random"\nparams = { seed = 3 }\nname = "random, third seed"\n'
+    )
+    monkeypatch.setattr(paths, "DECLARATION_PATH", named)
+    capsys.readouterr()
+    board = tmp_path / "all.md"
+    code, _, _ = run_cli(capsys, "leaderboard", "--all", "--dataset", "synthnews", "-o", str(board))
+    text = board.read_text()
+    assert code == 0 and "| random, third seed | 0." in text and "| bm25 | 0." in text
+    assert "| random(seed=3) |" not in text and "`random(seed=3)`" in text  # the Rows table keeps the label

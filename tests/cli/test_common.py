@@ -166,7 +166,24 @@ def outputs(tmp_path_factory) -> dict[str, dict[str, Any]]:
         lines = [f"{p.id} Q0 s{i} {i + 1} {-i} lead\n" for p in split for i in range(p.n_sentences)]
         run_file = root / "lead.run"
         run_file.write_text("".join(lines))
-        out["evaluate --json"] = run("evaluate", str(run_file), "--format", "trec", "--json")
+        sourcesum_file = root / "lead.json"
+        sourcesum_file.write_text(
+            json.dumps(
+                [
+                    {
+                        "id": p.id,
+                        "annotations": [
+                            {"sentence": t, "lead": float(-i)} for i, t in enumerate(p.sentences)
+                        ],
+                    }
+                    for p in split
+                ]
+            )
+        )
+        out["evaluate --json"] = [  # a TREC run with per-pair values, a SourceSum-format file
+            run("evaluate", str(run_file), "--format", "trec", "--per-pair", "--json"),
+            run("evaluate", str(sourcesum_file), "--field", "lead", "--json"),
+        ]
     return out
 
 

@@ -180,3 +180,28 @@ def test_the_pages_show_the_commands_the_readme_runs():
         )
         == ranker
     )
+
+
+@pytest.mark.real_data
+def test_the_notebook_page_example_runs_and_compares_as_the_cli(tmp_path: Path, monkeypatch, capsys):
+    """docs/notebook.md's Python block, run as it stands on the committed store (an empty user
+    store over it): its comparison is what ``sourcesum compare --json`` prints, field by field,
+    and its tables are the per-pair values of the stored scores."""
+    from sourcesum.data import load_split
+    from sourcesum.evaluation.evaluate import evaluate_split
+    from sourcesum.evaluation.measures import parse_measures
+    from support.cli import run_cli
+
+    page = (PROJECT_ROOT / "docs" / "notebook.md").read_text(encoding="utf-8")
+    [block] = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    monkeypatch.setenv("SOURCESUM_SCORES_DIR", str(tmp_path))
+    namespace: dict[str, object] = {}
+    exec(compile(block, "docs/notebook.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    code, out, _ = run_cli(capsys, "compare", "bm25", "lead", "--split", "xsum_pegasus", "--json")
+    assert code == 0 and namespace["result"].to_dict("records") == json.loads(out)["comparisons"]
+    split = load_split("xsum_pegasus")
+    table = namespace["table"]
+    expected = evaluate_split(split, dict(namespace["bm25"]), "bm25", parse_measures("nDCG,AP,P@3")).per_pair
+    assert table.shape == (119, 3) and table.equals(expected)
+    assert "P@3" in printed and "decision" in printed  # the tables were printed

@@ -103,7 +103,8 @@ def test_every_leaderboard_row_and_value_is_on_the_page(any_built, browser):
     assert texts(browser, "#published-rows tbody th") == [r.name for r in board.published_rows]
     assert (board.published_rows != []) == (board.dataset.name == "sourcesum")
     names = {r.label: r.name for r in board.rows}
-    human = board_statistics(board).human
+    statistics = board_statistics(board)
+    human = statistics.human
     assert human is not None and texts(browser, "#human-table tbody th") == [
         names.get(x, x) for x in human.labels
     ]
@@ -128,7 +129,7 @@ def test_every_leaderboard_row_and_value_is_on_the_page(any_built, browser):
     for selector, decision in ((".dagger", "not significant"), (".undecided-mark", "undecided")):
         marks = len(texts(browser, competing.format(selector)))
         assert marks == sum(
-            row.versus_best(c.split, c.measure) == decision
+            statistics.of(row).versus_best(c.split, c.measure) == decision
             and board.best.get((c.split, c.measure)) != row.label
             and math.isfinite(row.value(c.split, c.measure))
             for row in board.competing_rows
@@ -138,7 +139,7 @@ def test_every_leaderboard_row_and_value_is_on_the_page(any_built, browser):
     # the compact table against lead: one row per competing row, a symbol per split column
     if board.lead is not None:
         assert texts(browser, "#lead-table tbody th") == [r.name for r in board.competing_rows]
-    assert len(texts(browser, "#ties-table tbody tr")) == sum(len(r.ties) for r in board.rows)
+    assert len(texts(browser, "#ties-table tbody tr")) == sum(len(statistics.of(r).ties) for r in board.rows)
     keys = " ".join(texts(browser, "#configurations-table td code"))
     assert all(entry.key in keys for row in board.rows if not row.published for entry in row.entries.values())
     assert "Source Identification in Abstractive Summarization" in texts(browser, "#cite pre")[0]
@@ -319,7 +320,7 @@ def test_the_explorer_sorts_pairs_by_the_chosen_measure(built, browser, tmp_path
     assert deltas == pytest.approx(
         [a.evaluations[split.name].values(rr)[i] - b.evaluations[split.name].values(rr)[i] for i in by_rr]
     )
-    assert "m=RR" in browser.current_url
+    assert "m=rr" in browser.current_url
     chip = texts(browser, "#pair-measures li")[0]
     assert all(f"{m.display_name} " in chip for m in measures)
 
@@ -395,3 +396,30 @@ def test_row_names_stay_visible_and_readable_when_a_wide_table_scrolls(built, br
         assert after == pytest.approx(before, abs=1), (table, scrolled)
     headers = texts(browser, "#zero-shot thead th")
     assert all("-" not in h for h in headers)  # hyphens are non-breaking (U+2011)
+
+
+@pytest.mark.slow  # drives headless Chromium
+def test_the_avg_columns_are_in_view_at_1400_px(any_built, browser):
+    """At 1400 px the results tables (four splits, two measures, each cell with its CI) fit their
+    box: both Avg columns are in view without scrolling sideways, headers breaking after a
+    hyphen where a column needs it."""
+    out, board, _ = any_built
+    open_page(browser, out / INDEX_FILE, width=1400)
+    tables = [
+        t
+        for t in ("zero-shot", "supervised", "published-rows", "reference-rows")
+        if browser.find_elements("css selector", f"#{t}")
+    ]
+    assert "zero-shot" in tables
+    for table in tables:
+        seen = browser.execute_script(
+            "const t = document.getElementById(arguments[0]), box = t.parentElement.getBoundingClientRect();"
+            "const cells = Array.from(t.querySelectorAll('thead th, tbody tr:first-child td'))"
+            "  .filter(c => /^Avg /.test(c.textContent.trim()) || /^Avg /.test(c.dataset.label || ''));"
+            "return {scroll: t.parentElement.scrollWidth - t.parentElement.clientWidth,"
+            "  cells: cells.map(c => { const r = c.getBoundingClientRect();"
+            "    return [c.textContent.trim().slice(0, 12), r.left >= box.left - 1 && r.right <= box.right + 1]; })};",
+            table,
+        )
+        assert len(seen["cells"]) == 2 * len(board.measures), (table, seen)  # headers and first row
+        assert seen["scroll"] <= 1 and all(inside for _, inside in seen["cells"]), (table, seen)

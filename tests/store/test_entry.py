@@ -82,3 +82,20 @@ def test_every_header_field_is_under_the_checksum(tmp_path, field, value):
     path.write_text(json.dumps(raw))
     with pytest.raises(ScoreFileError, match="header_sha256|more than its n_pairs"):
         read_entry(path)
+
+
+def test_merging_one_read_entry_keeps_its_verified_checksum(one_entry, monkeypatch):
+    """A store layer's entry passes through :func:`merge_entries` alone: its copy keeps the
+    checksum verified on read (no recomputation); a copy that gains a pair recomputes it."""
+    from sourcesum.store import entry as entry_module
+    from sourcesum.store.entry import merge_entries, scores_sha256
+
+    _, _, path = one_entry
+    read = read_entry(path)
+    merged = merge_entries([(str(path), read)])
+    calls: list[int] = []
+    monkeypatch.setattr(entry_module, "scores_sha256", lambda s: calls.append(1) or scores_sha256(s))
+    assert merged.scores == read.scores and merged.scores is not read.scores
+    assert merged.scores_checksum() == read.verified[2] and calls == []
+    merged.scores["another pair"] = [0.0]
+    assert merged.scores_checksum() == scores_sha256(merged.scores) and calls == [1]

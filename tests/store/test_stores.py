@@ -186,6 +186,23 @@ def test_an_invalid_top_layer_file_never_hides_the_valid_lower_entry(tmp_path, c
     assert any(isinstance(item, ScoreEntry) and item.ranker == "bm25" for _, item in items)
 
 
+def test_entries_of_named_splits_read_only_those_files(tmp_path, monkeypatch):
+    alpha = bm25_entry(tmp_path / "store", "synth_alpha_sys")
+    beta = bm25_entry(tmp_path / "store", "synth_beta_sys")
+    (beta.parent / "synth_beta_ref.0123456789ab.json").write_text("garbage")
+    stack = StoreStack([ScoreStore(tmp_path / "store")])
+    read: list[Path] = []
+    monkeypatch.setattr(
+        "sourcesum.store.stores.read_entry_memoised", lambda p: read.append(p) or read_entry(p)
+    )
+    listed = list(stack.entries({"synth_alpha_sys"}))
+    assert [path for path, _ in listed] == read == [alpha]  # the other files are not even opened
+    assert [item.split for _, item in listed] == ["synth_alpha_sys"]
+    beta_ref = [item for _, item in stack.entries({"synth_beta_ref"})]
+    assert len(beta_ref) == 1 and isinstance(beta_ref[0], ScoreFileError)  # invalid files still listed
+    assert len(list(stack.entries())) == 3
+
+
 def test_a_layer_conflict_from_the_cli_is_one_error_line(capsys, scores_dir, tmp_path):
     split = load_split("synth_alpha_sys")
     full = run_ranker(

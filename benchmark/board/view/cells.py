@@ -59,6 +59,7 @@ def row_view(board: Leaderboard, stats: BoardStats, row: Row, columns: Sequence[
         versions=tuple(sorted({entry.version for _, entry in entries})),
         keys=() if row.published else tuple((title, entry.key) for title, entry in entries),
         full_label=row.label,
+        same_as=row.same_as,
         libraries=tuple(libraries) if not row.published else (),
         reference=row.reference,
         published=row.published,

@@ -62,6 +62,9 @@ class RowView:
     """``(split title, entry key)`` per split with an entry (none for published rows)."""
     full_label: str = ""
     """The row's full label: ranker and every changed parameter (its identity)."""
+    same_as: tuple[str, ...] = ()
+    """The full labels of configurations whose scores agree with this row's, shown as it
+    (``leaderboard --all``)."""
     libraries: tuple[tuple[str, str], ...] = ()
     """``(library, version)`` the entries were computed with (the harness's own excepted)."""
     reference: bool = False
