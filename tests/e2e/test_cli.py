@@ -249,7 +249,8 @@ def test_declared_board_of_another_dataset(capsys, scores_dir, tmp_path):
     assert code == 2 and "16 declared entries are not complete and valid; nothing was written" in err
     assert "bm25 on synth_beta_ref: partial (1/3 pairs" in err
     assert f"lead on synth_alpha_sys: missing ({scores_dir}/lead/synth_alpha_sys." in err
-    assert f"compute: sourcesum run --ranker oracle --split synth_beta_sys --scores-dir {scores_dir}" in err
+    # the store named is run's default ($SOURCESUM_SCORES_DIR): the hint needs no --scores-dir
+    assert "compute: sourcesum run --ranker oracle --split synth_beta_sys\n" in err
     assert not out.parent.exists()
 
     run_cli(capsys, "run", "--ranker", "lead,random,bm25,oracle", "--split", "synthnews", "--no-progress")
