@@ -55,6 +55,16 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """Skips shared by a group of tests are reported once per group (support/skips.py)."""
+    from support.skips import fold
+
+    report = yield
+    fold(report, call)
+    return report
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("real_data") is None:
         return

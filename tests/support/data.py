@@ -89,4 +89,6 @@ def skip_or_fail_without(missing: str | None) -> None:
         return
     if os.environ.get("SOURCESUM_REQUIRE_DATA") == "1":
         pytest.fail(f"real_data test without data: {missing}")
-    pytest.skip(missing)
+    from support.skips import skip_group
+
+    skip_group(missing, __file__)

@@ -29,7 +29,7 @@ skipping them."""
 
 def need_llm_server(*modules: str) -> None:
     """Skip the calling test (fail it where :data:`REQUIRED`) unless llama-cpp-python's server and
-    ``modules`` import: one reason, so ``pytest -ra`` reports the skipped group in one line."""
+    ``modules`` import: one reason, which ``pytest -ra`` reports once for the group (support/skips.py)."""
     import importlib
 
     missing = []
@@ -48,7 +48,9 @@ def need_llm_server(*modules: str) -> None:
     )
     if REQUIRED:
         pytest.fail(f"{reason}; required here: $CI or $SOURCESUM_REQUIRE_LLM_SERVER is set")
-    pytest.skip(reason)
+    from support.skips import skip_group
+
+    skip_group(reason, __file__)
 
 
 def free_port() -> int:
