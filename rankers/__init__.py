@@ -29,6 +29,7 @@ BUILTIN_RANKERS = {
     "llm_judge": "sourcesum.rankers.llm.ranker:LLMJudgeRanker",
     "attribution": "sourcesum.rankers.lm.attribution:AttributionRanker",
     "overlap_prior": "sourcesum.rankers.prior:OverlapPriorRanker",
+    "probe": "sourcesum.rankers.lm.probe:ProbeRanker",
 }
 """Built-in rankers, ``name -> "module:Class"``; add a line here for each new built-in."""
 

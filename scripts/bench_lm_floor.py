@@ -4,7 +4,9 @@ model body and of its output layer, the measured GFLOP/s per dtype, and per rank
 (``perplexity_gain``, ``pmi``, ``attention``, ``attribution``) the tokens through the body and through the output
 layer and the floor in minutes per dtype and matmul path, plus the total floor of the four per
 dtype and path (``attribution``, which needs gradients, counted on the default path under
-every path, as it runs).
+every path, as it runs). The ``probe`` ranker's passes are counted apart (``probe:blind``,
+``probe:conditioned``: the states of every pair of the splits, from an empty cache; not in
+the total).
 
 For the default model (or ``--model``) it counts the tokens each ranker must run through the
 model over SourceSum's four board splits (or ``--split``; the engine's own inputs: the runner's
@@ -13,7 +15,8 @@ cross-split document groups; leave-one-out suffixes for ``perplexity_gain``, ove
 ``pmi``; the document once per document and each summary once for ``attention``; for
 ``attribution`` with its default method, saliency, the document once, each summary once forward
 with its logits, and one backward pass per summary through the summary and the document, input
-gradients only, which costs what a forward pass does). Summaries whose document reading exceeds
+gradients only, which costs what a forward pass does; ``probe``, the body only, once per
+document in ``blind`` mode and once per summary in ``conditioned`` mode). Summaries whose document reading exceeds
 the model's window are left out for the rankers that read the whole document, as they run
 nothing there under ``overflow=ties``. It multiplies by the FLOPs per token of the model's
 Linear layers (``2 x in x out`` per layer, plus the output layer where logits are needed), and
@@ -49,7 +52,7 @@ from collections import defaultdict
 
 import torch
 from sourcesum.data import dataset, load_split
-from sourcesum.rankers.lm.floor import documents, token_counts
+from sourcesum.rankers.lm.floor import RANKERS, documents, token_counts
 from sourcesum.rankers.lm.loading import load_lm
 from sourcesum.rankers.lm.matmul import MATMUL_PATHS, cpu_vendor, favoured_path
 from sourcesum.rankers.lm.weights import DEFAULT_LM
@@ -242,7 +245,8 @@ def main() -> None:
                 seconds = floor_seconds(count, body_flops, head_flops, own)
                 if ranker != "attribution" or own is rate:
                     entry[f"floor_min_{path}_{name}"] = round(seconds / 60, 1)
-                totals[f"floor_min_total_{path}_{name}"] += seconds / 60
+                if ranker in RANKERS:
+                    totals[f"floor_min_total_{path}_{name}"] += seconds / 60
         report["rankers"][ranker] = entry  # type: ignore[index]
     report.update({key: round(minutes, 1) for key, minutes in sorted(totals.items())})
     print(json.dumps(report, indent=2))

@@ -4,7 +4,7 @@ Commands, one module per group: ``list`` (:mod:`~sourcesum.cli.catalog`); ``run`
 ``migrate``, ``verify``, ``explain`` (:mod:`~sourcesum.cli.scoring`); ``evaluate``
 (:mod:`~sourcesum.cli.evaluating`); ``leaderboard``, ``site`` (:mod:`~sourcesum.cli.boards`);
 ``cite`` (:mod:`~sourcesum.cli.citing`); ``compare``, ``show`` (:mod:`~sourcesum.cli.inspecting`);
-``export`` (:mod:`~sourcesum.cli.exporting`).
+``export`` (:mod:`~sourcesum.cli.exporting`); ``probe-layers`` (:mod:`~sourcesum.cli.probing`).
 
 Every user-facing failure prints one ``error: ...`` line and exits 2 (``--debug`` shows the
 traceback instead). Output for machines is JSON (``--json``) whose first field, ``schema``,
@@ -19,12 +19,12 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from sourcesum.cli import boards, catalog, citing, evaluating, exporting, inspecting, scoring
+from sourcesum.cli import boards, catalog, citing, evaluating, exporting, inspecting, probing, scoring
 from sourcesum.cli.common import Parser
 from sourcesum.errors import SourceSumError
 from sourcesum.outputs.escape import terminal
 
-COMMAND_MODULES = (catalog, scoring, evaluating, boards, citing, inspecting, exporting)
+COMMAND_MODULES = (catalog, scoring, evaluating, boards, citing, inspecting, exporting, probing)
 
 DESCRIPTION = (
     "SourceSum Bench: a benchmark harness for source sentence detection. Run rankers over the "

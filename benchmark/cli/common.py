@@ -29,6 +29,7 @@ SCHEMAS = {
     "show": "sourcesum-show/1",
     "pairs": "sourcesum-pairs/1",
     "cite": "sourcesum-cite/2",
+    "probe-layers": "sourcesum-probelayers/1",
 }
 """The ``schema`` field of each command's JSON output: ``<name>/<version>``; the version goes
 up when a field changes meaning or disappears (docs/json.md documents every field). The board's

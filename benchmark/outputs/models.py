@@ -8,6 +8,8 @@ from typing import Any
 def format_model(model: dict[str, Any]) -> str:
     """One fitted model: training data, hyper-parameters, their search (an inner CV, or a grid
     scored on the training pairs), weights by size."""
+    if "probe" in model:
+        return format_probe(model)
     default = ["C", "l1_ratio"] if model["model"] == "logistic" else ["trees"]
     names = model.get("hyper_names", default)
     search = "grid on the training pairs" if model["model"] == "grid" else "inner CV"
@@ -26,4 +28,26 @@ def format_model(model: dict[str, Any]) -> str:
     lines.append(f"    {what}:")
     for feature, weight in sorted(model["weights"].items(), key=lambda kv: -abs(kv[1])):
         lines.append(f"      {weight:+.4f}  {feature}")
+    return "\n".join(lines)
+
+
+def format_probe(model: dict[str, Any]) -> str:
+    """A fitted ``probe``: its layer and the inner CV that chose it, then the linear probe's C and
+    its inner CV, or the MLP's epochs."""
+    left_out = f", {model['left_out_pairs']} beyond the window left out" if model["left_out_pairs"] else ""
+    lines = [
+        f"  {model['probe']} probe on layer {model['layer']}, fitted on {' + '.join(model['trained_on'])} "
+        f"({model['pairs']} pairs{left_out})"
+        + (" (layer chosen by inner CV at C = 1)" if model["layer_cv"] else "")
+    ]
+    for row in model["layer_cv"]:
+        mark = "  <- chosen" if row.get("selected") else ""
+        lines.append(f"    inner CV layer {row['layer']}: nDCG {row['ndcg']:.4f}  AP {row['ap']:.4f}{mark}")
+    if model["probe"] == "linear":
+        lines.append(f"    C = {model['C']:g}" + (" (chosen by inner CV)" if model["cv"] else " (fixed)"))
+        for row in model["cv"]:
+            mark = "  <- chosen" if row.get("selected") else ""
+            lines.append(f"    inner CV C={row['C']:g}: nDCG {row['ndcg']:.4f}  AP {row['ap']:.4f}{mark}")
+    else:
+        lines.append(f"    {model['epochs_run']} epochs, the weights of epoch {model['best_epoch']} kept")
     return "\n".join(lines)

@@ -3,7 +3,10 @@ body and the tokens whose logits it needs, over documents grouped as the runner 
 
 ``scripts/bench_lm_floor.py`` multiplies these counts by measured matmul throughput for a lower
 bound on the rankers' time; the tests hold them against the tokens a ranker really runs (a
-forward hook on a tiny model), so the counts are the rankers' real work."""
+forward hook on a tiny model), so the counts are the rankers' real work. The ``probe``
+ranker's passes are counted apart (``probe:blind``, ``probe:conditioned``: the states of every
+pair, from an empty state cache; the body only, once per document in ``blind`` mode and once per
+summary in ``conditioned`` mode); they are not in :data:`RANKERS`' total."""
 
 from __future__ import annotations
 
@@ -12,11 +15,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sourcesum.data import Pair, Split
+from sourcesum.rankers.lm.hidden_states import layout
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
 from sourcesum.rankers.lm.perplexity import PerplexityGainRanker
 
 RANKERS = ("perplexity_gain", "pmi", "attention", "attribution")
-"""The rankers whose matmul work is counted."""
+"""The rankers whose matmul work is counted and totalled."""
+PROBE_MODES = ("blind", "conditioned")
+"""The ``probe`` ranker's modes, counted apart (``probe:<mode>``)."""
 
 
 def documents(splits: Iterable[Split]) -> list[tuple[tuple[str, ...], list[str]]]:
@@ -41,7 +47,7 @@ def token_counts(
     reading (context + summary) exceeds it is not run by the rankers that read the whole
     document (``perplexity_gain``, ``attention``, ``attribution``), as under ``overflow=ties``.
     """
-    counts = {name: {"body": 0, "logits": 0} for name in RANKERS}
+    counts = {name: {"body": 0, "logits": 0} for name in (*RANKERS, *(f"probe:{m}" for m in PROBE_MODES))}
     counts["pmi"]["body"] += 1  # the start token's own pass, once per run
     chooser = PerplexityGainRanker(shortlist=shortlist) if shortlist else None
 
@@ -50,6 +56,10 @@ def token_counts(
         return [(s, n) for s, n in tokens if window is None or length + n <= window]
 
     for sentences, every_summary in docs:
+        # probe: its own layout (the document, after the summary when conditioned), body only
+        for mode, readings in (("blind", [None]), ("conditioned", every_summary)):
+            lengths = [len(layout(tokenizer, sentences, summary).ids()) for summary in readings]
+            counts[f"probe:{mode}"]["body"] += sum(n for n in lengths if window is None or n <= window)
         sentence_tokens = sum(len(causal_summary(tokenizer, s)) for s in sentences)
         tokens = [(s, len(causal_summary(tokenizer, s))) for s in every_summary]
         # each summary is read after the start token; the sentences once per summary + once alone

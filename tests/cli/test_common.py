@@ -15,9 +15,11 @@ from sourcesum.cli import DESCRIPTION, main
 from sourcesum.cli.common import SCHEMAS
 from sourcesum.data import load_split
 from sourcesum.paths import PROJECT_ROOT
+from sourcesum.rankers.lm.loading import register_loaded
 from support.boards import declaration
 from support.cli import one_error_line, run_cli
 from support.data import SYNTHETIC
+from support.models import tiny_llama, tiny_tokenizer
 
 DOC = PROJECT_ROOT / "docs" / "json.md"
 
@@ -33,7 +35,7 @@ def test_help_is_plain_text(capsys):
     code, out, _ = run_cli(capsys, "--help")
     assert code == 0 and " ".join(DESCRIPTION.split()) in " ".join(out.split())
     assert "cite" in out
-    commands = re.search(r"\{([a-z,]+)\}", out).group(1).split(",")
+    commands = re.search(r"\{([a-z,-]+)\}", out).group(1).split(",")
     assert {"list", "run", "evaluate", "leaderboard", "cite", "show", "export"} <= set(commands)
     for command in [None, *commands]:
         code, text, _ = run_cli(capsys, *([command] if command else []), "--help")
@@ -184,6 +186,13 @@ def outputs(tmp_path_factory) -> dict[str, dict[str, Any]]:
             run("evaluate", str(run_file), "--format", "trec", "--per-pair", "--json"),
             run("evaluate", str(sourcesum_file), "--field", "lead", "--json"),
         ]
+        patch.setenv("SOURCESUM_CACHE_DIR", str(root / "cache"))
+        tokenizer = tiny_tokenizer()
+        register_loaded("tiny-json", tiny_llama(tokenizer), tokenizer)
+        out["probe-layers --json"] = run(
+            "probe-layers", "--model", "tiny-json", "--layers", "1,all", "--protocols", "cross-corpus",
+            "--split", "synthnews", "--resamples", "1000", "--compute", "--no-progress", "--json",
+        )  # fmt: skip
     return out
 
 

@@ -201,3 +201,24 @@ def test_the_floor_counts_a_shortlisted_perplexity_gain_and_leaves_out_what_over
     windowed = floor(documents=HAND_DOCUMENTS, window=window)["rankers"]
     assert windowed["attention"] == only_shorter["attention"]
     assert windowed["pmi"] == floor(documents=HAND_DOCUMENTS)["rankers"]["pmi"]
+
+
+@pytest.mark.parametrize("mode", ["blind", "conditioned"])
+def test_the_floor_counts_the_probes_passes(counted, floor, mode, tmp_path, monkeypatch):
+    """probe, from an empty state cache: the body reads each document once (blind) or each
+    summary's reading once (conditioned), and no logit is computed."""
+    monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))
+    pairs = [make_pair(SENTENCES, s, pair_id=f"hand__{i}") for i, s in enumerate(SUMMARIES)]
+    expected = floor(documents=HAND_DOCUMENTS)["rankers"][f"probe:{mode}"]
+    ranker = create_ranker("probe", model="tiny-floor", device="cpu", mode=mode)
+    ran = {"body": 0}
+
+    def count(module, args, kwargs):
+        ran["body"] += kwargs["input_ids"].numel()
+
+    handle = ranker.lm().model.base_model.register_forward_pre_hook(count, with_kwargs=True)
+    try:
+        ranker.pair_states(pairs)
+    finally:
+        handle.remove()
+    assert ran["body"] == expected["body"] > 0 and expected["logits"] == 0
