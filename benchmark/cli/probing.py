@@ -39,7 +39,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--model", default=None, help="the LM (default: the probe's default, SmolLM2-135M-Instruct)"
     )
-    p.add_argument("--layers", help="comma-separated layers and 'all' (default: 0..L of the model, then all)")
+    p.add_argument(
+        "--layers",
+        help="comma-separated layers, ranges (0-30) and 'all' (default: 0..L of the model, then all)",
+    )
     p.add_argument("--modes", default=",".join(MODES), help="comma-separated: blind, conditioned")
     p.add_argument("--weights", default=",".join(WEIGHTS), help="comma-separated: pretrained, random")
     p.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated training protocols")
@@ -73,11 +76,22 @@ def _choices(text: str, allowed: Sequence[str], option: str) -> list[str]:
 
 
 def layer_names(model: str, text: str | None) -> list[str]:
-    """The curve's layers: ``--layers`` (canonical), else ``0..L`` of ``model`` and ``all``."""
+    """The curve's layers: ``--layers`` (indices, ranges ``A-B`` with both ends, ``all``; canonical,
+    each once), else ``0..L`` of ``model`` and ``all``."""
     from sourcesum.rankers.lm.probe import parse_layer
 
     if text:
-        return list(dict.fromkeys(parse_layer(v.strip(), "--layers") for v in text.split(",") if v.strip()))
+        names: list[str] = []
+        for item in (v.strip() for v in text.split(",") if v.strip()):
+            first, dash, last = item.partition("-")
+            if dash:  # a range of indices, both ends included
+                low, high = int(parse_layer(first, "--layers")), int(parse_layer(last, "--layers"))
+                if low > high:
+                    raise SourceSumError(f"--layers {item!r}: a range runs from the lower index up")
+                names += [str(i) for i in range(low, high + 1)]
+            else:
+                names.append(parse_layer(item, "--layers"))
+        return list(dict.fromkeys(names))
     from sourcesum.rankers.lm.hidden_states import n_states
     from sourcesum.rankers.lm.loading import load_lm
 

@@ -8,6 +8,8 @@ renders (:mod:`sourcesum.board.view`) and each split's explorer data
   tables (sortable by every column, with CIs and significance marks), the rows significantly
   better than ``lead``, the human-agreement table, the plot (``plot.png``), the ties section,
   each row's parameters and cache keys, and how to cite (``CITATION.cff``, copied alongside);
+  on a board with a ``probe`` row, the probe's layer curve (``docs/probe-layers.png``, copied
+  alongside as ``probe-layers.png`` when the checkout has it);
 - ``explore-<split>.html`` per split: every pair's summary and sentences with their votes, each
   row's scores and ranks, and the per-pair value of every board measure.
 
@@ -38,6 +40,9 @@ from sourcesum.util.files import check_folder_target, owned_files, write_bytes_a
 from sourcesum.util.numbers import fmt
 
 CITATION_PATH = PROJECT_ROOT / "CITATION.cff"
+LAYER_CURVE_PATH = PROJECT_ROOT / "docs" / "probe-layers.png"
+"""The committed figure of ``sourcesum probe-layers`` (docs/probe-layers.md)."""
+LAYER_CURVE_FILE = "probe-layers.png"
 PLOT_FILE = "plot.png"
 INDEX_FILE = "index.html"
 INDEX_BUDGET = 500 * 1024
@@ -266,6 +271,14 @@ def index_context(view: BoardView) -> dict[str, Any]:
     }
 
 
+def layer_curve(view: BoardView) -> bytes | None:
+    """The probe's layer curve to show beside ``view``: the committed figure's bytes when the
+    board has a ``probe`` row and the checkout holds the figure, else None."""
+    if not any(row.ranker == "probe" for row in view.ranked) or not LAYER_CURVE_PATH.is_file():
+        return None
+    return LAYER_CURVE_PATH.read_bytes()
+
+
 def check_output(out: Path) -> Path:
     """``out`` as a path, unless it exists and is not a folder (an error naming it)."""
     out = Path(out)
@@ -292,10 +305,10 @@ def explorer_splits(view: BoardView) -> list[ExplorerPage]:
     ]
 
 
-def check_site_target(out: Path, splits: list[str]) -> None:
+def check_site_target(out: Path, splits: list[str], extra: tuple[str, ...] = ()) -> None:
     """Refuse to build into ``out`` when it is a file or holds a file the build would replace
     that no earlier build wrote (its index, :data:`INDEX_NAME`, lists what ours did)."""
-    planned = [PLOT_FILE, INDEX_FILE, *(explorer_file(name) for name in splits)]
+    planned = [PLOT_FILE, INDEX_FILE, *extra, *(explorer_file(name) for name in splits)]
     planned += [CITATION_PATH.name] if CITATION_PATH.is_file() else []
     check_folder_target(check_output(out), planned, INDEX_NAME, "site -o")
 
@@ -307,7 +320,8 @@ def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Pa
     from sourcesum.outputs.plot import render_png
 
     pages = explorer_splits(view)
-    check_site_target(out, [page.split for page in pages])
+    curve = layer_curve(view)
+    check_site_target(out, [page.split for page in pages], (LAYER_CURVE_FILE,) if curve is not None else ())
     env = environment(autoescape=True)
     assets = {
         "css": (TEMPLATES / "site.css").read_text(encoding="utf-8"),
@@ -319,6 +333,10 @@ def build_site(view: BoardView, explorers: Mapping[str, dict[str, Any]], out: Pa
     write_bytes_atomic(out / PLOT_FILE, render_png(view))
     written.append(out / PLOT_FILE)
     context = index_context(view)
+    if curve is not None:
+        write_bytes_atomic(out / LAYER_CURVE_FILE, curve)
+        written.append(out / LAYER_CURVE_FILE)
+    context["layer_curve"] = LAYER_CURVE_FILE if curve is not None else None
     if context["citation"]:
         write_text_atomic(out / CITATION_PATH.name, context["citation"])
         written.append(out / CITATION_PATH.name)

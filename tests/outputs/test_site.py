@@ -88,3 +88,34 @@ def test_explorer_pages_embed_the_default_measures_of_the_board(built):
         assert data == explorer_data(board, split.name)
         assert data["measures"] == [{"key": "ndcg", "name": "NDCG"}, {"key": "map", "name": "MAP"}]
         assert all(set(pair["values"]) == {"ndcg", "map"} for pair in data["pairs"])
+
+
+def test_a_board_with_a_probe_row_shows_the_committed_layer_curve(built, tmp_path, monkeypatch):
+    """The probe's layer curve is copied beside the index and shown there on a board with a
+    ``probe`` row (when the checkout has the figure); a board without one shows none."""
+    import dataclasses
+
+    from sourcesum.outputs import site
+
+    _, board, _ = built
+    explorers = {s.name: explorer_data(board, s.name) for s in board.splits}
+    figure = tmp_path / "probe-layers.png"
+    figure.write_bytes(b"\x89PNG\r\n\x1a\nthe curve")
+    monkeypatch.setattr(site, "LAYER_CURVE_PATH", figure)
+    view = view_of(board)
+    without = tmp_path / "without"
+    build_site(view, explorers, without)
+    assert not (without / site.LAYER_CURVE_FILE).exists()
+    assert 'id="probe-layers"' not in (without / INDEX_FILE).read_text(encoding="utf-8")
+    probed = dataclasses.replace(
+        view, ranked=(dataclasses.replace(view.ranked[0], ranker="probe"), *view.ranked[1:])
+    )
+    out = tmp_path / "with"
+    build_site(probed, explorers, out)
+    assert (out / site.LAYER_CURVE_FILE).read_bytes() == figure.read_bytes()
+    index = (out / INDEX_FILE).read_text(encoding="utf-8")
+    assert 'id="probe-layers"' in index and f'<img src="{site.LAYER_CURVE_FILE}"' in index
+    monkeypatch.setattr(site, "LAYER_CURVE_PATH", tmp_path / "absent.png")  # a checkout without it
+    bare = tmp_path / "bare"
+    build_site(probed, explorers, bare)
+    assert not (bare / site.LAYER_CURVE_FILE).exists()

@@ -10,7 +10,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 from sourcesum.data import Judgment, dataset, load_split
 from sourcesum.errors import ParameterError, RankerError
 from sourcesum.rankers import create_ranker, learned
@@ -82,6 +81,8 @@ class CountPasses:
 
 # -- states ---------------------------------------------------------------------------------------
 def test_pooled_states_equal_a_manual_computation(tiny):
+    import torch
+
     model, tok = tiny
     for summary in (None, "A bridge was approved."):
         context = layout(tok, DOC, summary)
@@ -136,6 +137,8 @@ def test_one_pass_per_document_or_pair_and_none_once_cached(tiny, tmp_path):
 
 
 def test_the_random_control_is_deterministic_and_leaves_torchs_random_state_alone(tiny, tmp_path):
+    import torch
+
     model, _ = tiny
     torch.manual_seed(123)
     before = torch.get_rng_state()
@@ -318,6 +321,8 @@ def test_layer_cv_chooses_the_layer_that_carries_the_votes(signal_layer):
 
 
 def test_the_mlp_probe_is_deterministic_and_follows_its_seed():
+    import torch
+
     rows = synthetic_states(1).at(1)
     torch.manual_seed(5)
     threads = torch.get_num_threads()
@@ -488,6 +493,8 @@ def test_probe_layers_computes_resumably_and_prints_the_curve_from_stored_entrie
     [
         (["--modes", "both"], "--modes 'both'"),
         (["--layers", "cv"], "cv is not a layer of the curve"),
+        (["--layers", "3-1"], "a range runs from the lower index up"),
+        (["--layers", "0-x"], "expected a layer index"),
         (["-p", "probe.layer=3"], "the curve sets it"),
         (["--plot", "curve.svg"], "name a .png file"),
         (["--resamples", "5"], "between 1,000 and 100,000"),
@@ -498,6 +505,12 @@ def test_probe_layers_refuses_bad_options(tiny, capsys, extra, message):
 
     assert main(["probe-layers", "--model", MODEL, "--split", "synthnews", "--layers", "1", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_probe_layers_reads_indices_ranges_and_all_each_once():
+    from sourcesum.cli.probing import layer_names
+
+    assert layer_names(MODEL, "0-2, all,1,30-30") == ["0", "1", "2", "all", "30"]
 
 
 def test_the_states_memo_keeps_the_most_recently_used_within_its_limit():
