@@ -54,6 +54,7 @@ MODEL_RANKERS = {
     "attention": {"lm": ("torch", "transformers", "gguf")},
     "attribution": {"lm": ("torch", "transformers", "gguf")},
     "llm_judge": {"lm": ("torch", "transformers", "gguf")},
+    "probe": {"lm": ("torch", "transformers", "gguf")},
 }
 
 
