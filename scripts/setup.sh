@@ -3,8 +3,8 @@
 # extras asked for.
 #
 #   bash scripts/setup.sh                      every extra pyproject.toml declares but
-#                                              llm-server (test,lm,site,learned,llm,docs,hf): what
-#                                              scripts/test.sh and check_readme need; with
+#                                              llm-server (test,lm,site,learned,llm,docs,hf,release):
+#                                              what scripts/test.sh and check_readme need; with
 #                                              SOURCESUM_REQUIRE_LLM_SERVER=1 (.ci/run) llm-server too
 #   bash scripts/setup.sh --extras LIST        only these extras (comma-separated; "none" or ""
 #                                              for the core package alone, "all" for every one)
@@ -15,7 +15,8 @@
 # rankers' offline default model); llm (openai); site (Jinja2, also a core dependency); learned
 # (LightGBM); docs (MkDocs); hf (Hugging Face datasets: export --format hf); llm-server
 # (llama-cpp-python[server] for the real-server tests:
-# compiles llama.cpp from source the first time: 29 minutes on 2 cores at load 3.5-7).
+# compiles llama.cpp from source the first time: 29 minutes on 2 cores at load 3.5-7); release
+# (build and twine: scripts/release.sh).
 # The core package (no torch) is all `sourcesum leaderboard` needs: scripts/leaderboard.sh asks
 # for --extras none. torch is installed first, as below, only with an extra that names it.
 #

@@ -521,3 +521,69 @@ def test_the_core_install_scores_exports_and_renders_and_names_missing_extras(tm
         "(or `bash scripts/setup.sh --extras lm`)"
     ]
     assert not elsewhere.exists()  # refused before any work: bm25 was not run either
+
+
+# --- release: what scripts/release.sh refuses before it builds anything -----------------------
+
+
+def release_copy(root: Path, version: str = "9.8.7") -> Path:
+    """A git repository holding scripts/release.sh and the three files it reads, at ``version``
+    everywhere and committed, so the script would build (if ``build`` and ``twine`` are there)."""
+    (root / "scripts").mkdir(parents=True)
+    (root / "benchmark").mkdir()
+    shutil.copy2(PROJECT_ROOT / "scripts" / "release.sh", root / "scripts" / "release.sh")
+    (root / "pyproject.toml").write_text(f'[project]\nname = "x"\nversion = "{version}"\n', encoding="utf-8")
+    (root / "benchmark" / "__init__.py").write_text(f'__version__ = "{version}"\n', encoding="utf-8")
+    (root / "CHANGELOG.md").write_text(
+        f"# Changelog\n\n## {version} (2026-12-06)\n\nText.\n", encoding="utf-8"
+    )
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "."], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "v"], cwd=root, check=True)
+    return root
+
+
+def release(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "scripts/release.sh", *args], cwd=root, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda r: (r / "CHANGELOG.md").write_text("# Changelog\n\n## Unreleased\n"),
+            "CHANGELOG.md has no '## 9.8.7' section",
+        ),
+        (
+            lambda r: (r / "benchmark" / "__init__.py").write_text('__version__ = "9.8.6"\n'),
+            "__version__ 9.8.6, pyproject.toml 9.8.7",
+        ),
+        (
+            lambda r: (r / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "9.8.7"\n# edit\n'),
+            "uncommitted changes",
+        ),
+    ],
+    ids=["changelog-lacks-version", "versions-differ", "dirty-tree"],
+)
+def test_release_refuses_before_building(tmp_path, edit, message):
+    root = release_copy(tmp_path / "repo")
+    edit(root)
+    done = release(root)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("error: ") and message in done.stderr and done.stderr.count("\n") == 1
+    assert not (root / "dist").exists()
+
+
+def test_release_refuses_an_existing_tag_and_an_unknown_argument(tmp_path):
+    root = release_copy(tmp_path / "repo")
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "tag", "v9.8.7"], cwd=root, check=True
+    )
+    done = release(root, "--tag")
+    assert (done.returncode, done.stderr) == (2, "error: the tag v9.8.7 exists already\n")
+    done = release(root, "--sign")
+    assert done.returncode == 2 and done.stderr.startswith("error: unknown argument: --sign")
+    assert "--tag" in release(root, "--help").stdout
