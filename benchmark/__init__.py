@@ -12,7 +12,7 @@ import types
 import warnings
 from typing import Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 MOVED = {
     "sourcesum.measures": "sourcesum.evaluation.measures",
