@@ -43,6 +43,10 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 git archive --format=tar HEAD pyproject.toml README.md benchmark rankers data/manifest.json | tar -x -C "$work"
 rm -f dist/sourcesum_bench-"$version"*
+# The wheel's file times are HEAD's commit time, so rebuilding a commit gives the same wheel bytes
+# (the sdist's gzip and PKG-INFO times still vary).
+SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}"
+export SOURCE_DATE_EPOCH
 "$py" -m build --no-isolation --sdist --wheel --outdir "$PWD/dist" "$work" >/dev/null
 "$py" -m twine check --strict dist/sourcesum_bench-"$version"*
 sha256sum dist/sourcesum_bench-"$version"*
