@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shlex
 
-import datasets
 from sourcesum.cli import build_parser
 from sourcesum.data import load_split
 from sourcesum.paths import PROJECT_ROOT
@@ -50,6 +49,8 @@ def test_export_hf_writes_a_folder_load_dataset_reads(capsys, tmp_path):
     assert code == 0, err
     assert out.startswith(f"wrote 9 files to {folder} (")  # 7 Parquet files, the card and the index
     assert f"  {folder / 'synthclaims' / 'synth_claims.parquet'}\n" in out
+    import datasets  # here, not at collection: it costs half a second to import
+
     loaded = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "cache"))
     assert loaded["synth_claims"].num_rows == len(load_split("synth_claims"))
 

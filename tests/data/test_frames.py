@@ -6,12 +6,12 @@ bytes, equal to the split it came from, and an edited copy is refused."""
 
 from __future__ import annotations
 
+import functools
 import io
 import sys
 from pathlib import Path
 from typing import ClassVar
 
-import datasets
 import numpy as np
 import pytest
 from sourcesum.data import DATASETS, Dataset, ParsedSplit, Source, SplitSpec, dataset, load_split
@@ -35,6 +35,8 @@ def test_a_split_as_a_hugging_face_dataset_holds_every_pair_and_label(name):
     hf = to_hf_dataset(split)
     assert str(hf.split) == name and hf.num_rows == len(split)
     assert list(hf.features) == list(PAIR_COLUMNS) and hf.features == hf_features()
+    import datasets  # here, not at collection: half a second to import
+
     assert hf.features["graded"] == datasets.List(datasets.Value("float64"))
     assert hf.features["binary"] == datasets.List(datasets.Value("int8"))
     assert split.sha256 in hf.info.description
@@ -79,13 +81,13 @@ def test_without_datasets_installed_the_error_names_the_install(monkeypatch):
 # -- the other way: a plugin dataset reading the Hugging Face layout -----------------------------
 
 
-def _parquet(name: str) -> bytes:
+@functools.cache
+def parquet(name: str = "synth_alpha_sys") -> bytes:
+    """Split ``name`` as a Parquet file, built when a test first needs it (not at collection:
+    it imports datasets and pyarrow)."""
     buffer = io.BytesIO()
     to_hf_dataset(load_split(name)).to_parquet(buffer)
     return buffer.getvalue()
-
-
-PARQUET = _parquet("synth_alpha_sys")
 
 
 class HubNews(Dataset):
@@ -110,7 +112,7 @@ class HubNews(Dataset):
                 files={
                     "hub_alpha_sys.parquet": {
                         "path": "hub_alpha_sys.parquet",
-                        "sha256": sha256_bytes(PARQUET),
+                        "sha256": sha256_bytes(parquet()),
                     }
                 },
                 env_var="SOURCESUM_HUBNEWS_DIR",
@@ -126,7 +128,7 @@ class HubNews(Dataset):
 @pytest.fixture
 def hubnews(tmp_path, monkeypatch):
     """HubNews registered, its file written where ``$SOURCESUM_HUBNEWS_DIR`` points."""
-    (tmp_path / "hub_alpha_sys.parquet").write_bytes(PARQUET)
+    (tmp_path / "hub_alpha_sys.parquet").write_bytes(parquet())
     monkeypatch.setenv("SOURCESUM_HUBNEWS_DIR", str(tmp_path))
     monkeypatch.setattr(registry, "_LOADED", {})
     DATASETS.register(HubNews)
@@ -138,7 +140,7 @@ def hubnews(tmp_path, monkeypatch):
 
 def test_a_plugin_dataset_reads_the_hugging_face_layout_from_verified_bytes(hubnews):
     original, back = load_split("synth_alpha_sys"), load_split("hub_alpha_sys")
-    assert back.sha256 == sha256_bytes(PARQUET) and len(back) == len(original)
+    assert back.sha256 == sha256_bytes(parquet()) and len(back) == len(original)
     for a, b in zip(original, back, strict=True):
         assert (a.id, a.sentences, a.summary, a.document, a.corpus, a.model) == (
             b.id,
@@ -156,7 +158,7 @@ def test_a_plugin_dataset_reads_the_hugging_face_layout_from_verified_bytes(hubn
 
 
 def test_an_edited_or_malformed_file_in_the_hugging_face_layout_is_refused(hubnews, monkeypatch):
-    edited = _parquet("synth_beta_sys")  # a valid Parquet file, but not the pinned one
+    edited = parquet("synth_beta_sys")  # a valid Parquet file, but not the pinned one
     hubnews.write_bytes(edited)
     monkeypatch.setattr(registry, "_LOADED", {})
     with pytest.raises(DataError, match="sha256 .* does not match"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -64,16 +65,26 @@ def test_the_scripts_are_collected():
 
 
 @pytest.mark.parametrize("script", [help_case(s) for s in SCRIPTS])
-def test_script_imports_and_answers_help(script: Path):
+def test_script_imports_and_answers_help(script: Path, monkeypatch, capsys):
+    """Run in this process as ``python scripts/NAME --help`` runs it (``runpy`` as ``__main__``,
+    ``sys.argv[0]`` the script), so the libraries it imports load once for the whole suite."""
     source = script.read_text(encoding="utf-8")
     assert 'if __name__ == "__main__":' in source, f"{script.name} runs on import"
-    done = run_script(script.name, "--help", env=without_data(), timeout=60)
-    assert done.returncode == 0, f"{script.name} --help failed:\n{done.stderr}"
-    blocks = done.stdout.split("\n\n")
-    assert blocks[0].startswith(f"usage: {script.name}"), done.stdout
+    for name in ("SOURCESUM_DATA_DIR", "SOURCESUM_PUBLISHED_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps at the terminal width, as with no terminal
+    monkeypatch.setattr(sys, "argv", [str(script), "--help"])
+    monkeypatch.syspath_prepend(str(script.parent))  # as Python puts the script's folder first
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_path(str(script), run_name="__main__")
+    out = capsys.readouterr()
+    assert exited.value.code in (0, None), f"{script.name} --help failed:\n{out.err}"
+    blocks = out.out.split("\n\n")
+    assert blocks[0].startswith(f"usage: {script.name}"), out.out
     description = blocks[1] if len(blocks) > 1 else ""
     assert not description.startswith(("options:", "positional arguments:")), (
-        f"{script.name} --help has no description:\n{done.stdout}"
+        f"{script.name} --help has no description:\n{out.out}"
     )
     assert len(description.split()) >= 15 and "print" in description.lower(), (
         f"{script.name}: the description should say what it measures and prints:\n{description}"

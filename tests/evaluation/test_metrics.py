@@ -10,12 +10,31 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import spearmanr
-from sklearn.metrics import average_precision_score, ndcg_score
 from sourcesum.evaluation import metrics
 from sourcesum.evaluation.measures import parse_measure
 from sourcesum.evaluation.metrics import Ranking, pad
 from support.properties import examples
+
+
+# The references, imported when a test first calls them: scikit-learn and SciPy cost 1.5 s to
+# import, which collecting the suite need not pay.
+def ndcg_score(*args, **kwargs) -> float:
+    from sklearn.metrics import ndcg_score
+
+    return float(ndcg_score(*args, **kwargs))
+
+
+def average_precision_score(*args, **kwargs) -> float:
+    from sklearn.metrics import average_precision_score
+
+    return float(average_precision_score(*args, **kwargs))
+
+
+def spearmanr(*args, **kwargs):
+    from scipy.stats import spearmanr
+
+    return spearmanr(*args, **kwargs)
+
 
 TOL = 1e-12
 

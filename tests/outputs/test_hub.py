@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import datasets
 import pytest
 import yaml
 from sourcesum.data import dataset, load_split
@@ -32,6 +31,8 @@ def header(folder: Path) -> dict:
 def assert_round_trip(folder: Path, names: tuple[str, ...], cache: Path) -> None:
     """``load_dataset(folder)`` holds every split of ``names`` equal to the harness's; each
     dataset's config holds exactly its splits."""
+    import datasets  # here, not at collection: half a second to import
+
     loaded = datasets.load_dataset(str(folder), cache_dir=str(cache))
     expected = [spec.name for name in names for spec in dataset(name).splits]
     assert list(loaded) == expected

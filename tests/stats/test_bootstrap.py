@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
 from sourcesum import stats
 from sourcesum.data import load_split
 from sourcesum.evaluation.evaluate import evaluate_split
@@ -37,6 +36,8 @@ def test_grouped_bootstrap_equals_a_slow_loop_over_groups():
 def test_bootstrap_ci_agrees_with_scipy_percentile_bootstrap():
     values = np.random.default_rng(2).normal(0.7, 0.1, 119)
     low, high = stats.bootstrap_ci(values, resamples=20_000, seed=0)
+    from scipy import stats as scipy_stats  # here, not at collection: a second to import
+
     ref = scipy_stats.bootstrap(
         (values,), np.mean, n_resamples=20_000, method="percentile", random_state=np.random.default_rng(5)
     ).confidence_interval

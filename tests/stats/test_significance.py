@@ -12,7 +12,6 @@ import sys
 
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
 from sourcesum import stats
 from sourcesum.stats import significance as sig
 
@@ -26,6 +25,8 @@ def brute_force_p(contributions: np.ndarray) -> float:
 def uniform_contributions(positive: int, total: int) -> tuple[np.ndarray, float]:
     """``total`` clusters of equal weight, ``positive`` of them +1: ``|sum s_g c_g|`` is
     ``|2B - total|`` with ``B ~ Binomial(total, 1/2)``, so the exact p is a binomial tail."""
+    from scipy import stats as scipy_stats  # here, not at collection: a second to import
+
     c = np.array([1.0] * positive + [-1.0] * (total - positive)) / total
     k = abs(2 * positive - total)
     p = float(
@@ -36,6 +37,8 @@ def uniform_contributions(positive: int, total: int) -> tuple[np.ndarray, float]
 
 
 def test_exact_count_is_the_brute_force_enumeration_and_scipys_exact_test():
+    from scipy import stats as scipy_stats  # here, not at collection: a second to import
+
     rng = np.random.default_rng(3)
     a, b = rng.random(10), rng.random(10)
     c = sig.cluster_contributions(a - b, [str(i) for i in range(10)])
@@ -72,6 +75,8 @@ def test_monte_carlo_p_is_within_its_error_of_the_exact_binomial_p(positive, tot
 
 
 def test_clopper_pearson_is_scipys_exact_binomial_interval():
+    from scipy import stats as scipy_stats  # here, not at collection: a second to import
+
     for x, n in [(0, 10_000), (3, 10_000), (500, 10_000), (10_000, 10_000), (7, 20)]:
         ref = scipy_stats.binomtest(x, n).proportion_ci(confidence_level=sig.LOOK_LEVEL, method="exact")
         low, high = sig.clopper_pearson(x, n)

@@ -2,13 +2,13 @@
 (:mod:`sourcesum.rankers.lm.floor`), so its lower bound on their time rests on their real work
 (counted here with a forward hook on a tiny Llama), for hand-made pairs and for the runner's
 cross-split document groups of the synthetic splits. The counts are computed in process; one
-test runs the script as a command (``--counts-only``) on the tiny model saved to a folder and
-checks that it prints those counts."""
+test runs the script as ``python scripts/bench_lm_floor.py --counts-only`` runs it, in this
+process, on the tiny model saved to a folder and checks that it prints those counts."""
 
 from __future__ import annotations
 
 import json
-import subprocess
+import runpy
 import sys
 
 import pytest
@@ -21,7 +21,6 @@ from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal
 from sourcesum.rankers.lm.loading import register_loaded
 from sourcesum.runner.run import run_splits
 from sourcesum.store.stores import ScoreStore
-from support.data import synthetic_plugin_env
 from support.models import tiny_llama, tiny_tokenizer
 from support.pairs import make_pair
 
@@ -58,9 +57,11 @@ def floor():
     return ask
 
 
-def test_the_script_prints_the_counts_of_its_documents(floor, tmp_path):
+def test_the_script_prints_the_counts_of_its_documents(floor, tmp_path, monkeypatch, capsys):
     """``bench_lm_floor.py --counts-only`` on the tiny model saved to a folder, the hand-made
-    documents in a file: it prints :func:`token_counts` of them, read with that model's tokenizer."""
+    documents in a file: it prints :func:`token_counts` of them, read with that model's tokenizer.
+    The script runs in this process as ``python scripts/bench_lm_floor.py`` runs it (``runpy`` as
+    ``__main__``), so torch and transformers are not imported a second time."""
     model = tmp_path / "tiny-floor"
     tokenizer = tiny_tokenizer()
     tiny_llama(tokenizer).save_pretrained(model)
@@ -78,16 +79,13 @@ def test_the_script_prints_the_counts_of_its_documents(floor, tmp_path):
         "--documents",
         str(path),
     ]
-    done = subprocess.run(
-        [sys.executable, str(PROJECT_ROOT / "scripts" / "bench_lm_floor.py"), *argv],
-        cwd=PROJECT_ROOT,
-        env=synthetic_plugin_env(tmp_path / "env"),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    printed = json.loads(done.stdout)
+    script = PROJECT_ROOT / "scripts" / "bench_lm_floor.py"
+    monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys, "argv", [str(script), *argv])
+    monkeypatch.syspath_prepend(str(script.parent))
+    runpy.run_path(str(script), run_name="__main__")
+    done = capsys.readouterr()
+    printed = json.loads(done.out)
     expected = floor(documents=HAND_DOCUMENTS, shortlist=2)
     assert (printed["summaries"], printed["rankers"]) == (expected["summaries"], expected["rankers"])
     assert (printed["shortlist"], printed["window"]) == (2, None)

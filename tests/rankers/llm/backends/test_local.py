@@ -4,7 +4,6 @@ Llama built from a config)."""
 from __future__ import annotations
 
 import pytest
-import torch
 from sourcesum.rankers.llm.backends.local import LocalBackend, candidate_tokens, common_prefix_length
 from sourcesum.rankers.llm.prompts import Template
 from sourcesum.rankers.llm.scale import Scale
@@ -19,6 +18,8 @@ def tiny_judge():
 
 
 def _naive_dist(model, ids, table):
+    import torch
+
     with torch.inference_mode():
         logits = model(input_ids=torch.tensor([ids])).logits[0, -1]
     return LocalBackend._dist(logits, table)

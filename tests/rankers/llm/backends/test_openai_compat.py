@@ -10,6 +10,7 @@ data is needed; the servers run on 127.0.0.1 (tests/support/servers.py)."""
 from __future__ import annotations
 
 import _thread
+import importlib.util
 import json
 import math
 import signal
@@ -28,7 +29,9 @@ from sourcesum.runner.configs import Configuration
 from support.pairs import make_pair
 from support.servers import FakeServer, StalledServer, chat_completion
 
-pytest.importorskip("openai")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("openai") is None, reason="the openai client is not installed (the llm extra)"
+)
 
 
 TEMPLATE = (
