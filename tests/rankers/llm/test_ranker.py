@@ -8,7 +8,6 @@ import pytest
 from sourcesum.data import load_split
 from sourcesum.errors import RankerError
 from sourcesum.rankers import RANKERS, create_ranker
-from sourcesum.rankers.llm.backends.local import LocalBackend
 from sourcesum.rankers.llm.ranker import parse_ranking
 from sourcesum.rankers.llm.scoring import Rating
 from sourcesum.runner.configs import Configuration
@@ -27,7 +26,7 @@ def test_a_local_pair_with_no_rated_sentence_is_an_error_not_zeros(monkeypatch, 
     def rate(self, prompts, scale, min_prob, pair_id):
         return ratings[pair_id][: len(prompts)]
 
-    monkeypatch.setattr(LocalBackend, "rate", rate)
+    monkeypatch.setattr("sourcesum.rankers.llm.backends.local.LocalBackend.rate", rate)
     ranker = create_ranker(
         "llm_judge", model="tiny-judge", chat=False, device="cpu", template=str(template_file)
     )

@@ -7,9 +7,10 @@ RMSNorm rounds through float32, so Llama is covered by the batched/unbatched and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
-import torch
 from sourcesum.errors import ParameterError, SourceSumError
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm.attribution import AttributionRanker
@@ -17,6 +18,9 @@ from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context
 from sourcesum.rankers.lm.loading import register_loaded
 from support.models import tiny_bart, tiny_gpt2, tiny_llama, tiny_tokenizer
 from support.pairs import make_pair
+
+if TYPE_CHECKING:
+    import torch
 
 DOC = [
     "The council voted to build a bridge over the river.",
@@ -48,6 +52,8 @@ METHODS_QUICK_FIRST = [
 @pytest.fixture(scope="module")
 def tiny_models():
     """``{(kind, dtype name): model}``, each registered as ``attr-<kind>-<dtype>``."""
+    import torch
+
     tokenizer = tiny_tokenizer()
     models = {}
     for kind, build in (("llama", tiny_llama), ("gpt2", tiny_gpt2), ("bart", tiny_bart)):
@@ -58,8 +64,8 @@ def tiny_models():
     return models
 
 
-def _ranker(kind: str, dtype=torch.float64, **params) -> AttributionRanker:
-    name = f"attr-{kind}-{str(dtype).split('.')[-1]}"
+def _ranker(kind: str, dtype: str = "float64", **params) -> AttributionRanker:
+    name = f"attr-{kind}-{dtype}"
     return create_ranker("attribution", model=name, device="cpu", **params)
 
 
@@ -72,6 +78,8 @@ def _reference(
 ) -> torch.Tensor:
     """Summed summary NLL per row of ``embeddings``, straight through ``inputs_embeds``, in the
     model's dtype: independent of the ranker's embedding hook, padding and Captum."""
+    import torch
+
     rows = len(embeddings)
     target = torch.tensor([summary] * rows)
     if seq2seq:
@@ -83,6 +91,8 @@ def _reference(
 
 def _setup(ranker: AttributionRanker, pair):
     """Context, summary ids and the reference's embeddings (context + summary for causal)."""
+    import torch
+
     lm = ranker.lm()
     context = ranker.context(lm, pair.sentences)
     summary = list(ranker.summary_tokens(lm, pair.summary))
@@ -95,6 +105,8 @@ def _setup(ranker: AttributionRanker, pair):
 
 def _finite_difference_gradient(lm, n_context, summary, embeddings, positions, eps=1e-4) -> torch.Tensor:
     """Central differences of the float64 reference at every coordinate of ``positions``."""
+    import torch
+
     dim = embeddings.shape[-1]
     coordinates = [(p, d) for p in positions for d in range(dim)]
     grad = torch.zeros_like(embeddings[0])
@@ -118,6 +130,8 @@ def _finite_difference_gradient(lm, n_context, summary, embeddings, positions, e
 @pytest.mark.slow  # ~15 s per model idle: a forward pass per perturbed embedding
 @pytest.mark.parametrize("kind", EXACT)
 def test_saliency_equals_finite_differences(tiny_models, kind):
+    import torch
+
     ranker = _ranker(kind)
     pair = _pairs()[0]
     lm, context, summary, embeddings = _setup(ranker, pair)
@@ -150,6 +164,8 @@ def test_saliency_equals_finite_differences(tiny_models, kind):
 @pytest.mark.parametrize("baseline", ["zero", "pad"])
 def test_integrated_gradients_completeness(tiny_models, kind, baseline):
     """Attributions sum to f(x) - f(baseline), with a midpoint-rule error shrinking ~1/steps^2."""
+    import torch
+
     pair = _pairs()[0]
     lm, context, summary, embeddings = _setup(_ranker(kind), pair)
     first, last = context.starts[0], context.starts[-1] + len(context.segments[-1])
@@ -187,6 +203,7 @@ def test_integrated_gradients_completeness(tiny_models, kind, baseline):
 def test_attributions_equal_captums_on_single_pairs(tiny_models, kind, method):
     """Captum's Saliency / InputXGradient / IntegratedGradients (midpoint rule) on the plain
     per-pair loss give the attributions the shared-document engine computes for several pairs."""
+    import torch
     from captum.attr import InputXGradient, IntegratedGradients, Saliency
 
     pairs = _pairs()
@@ -227,8 +244,8 @@ def test_attributions_equal_captums_on_single_pairs(tiny_models, kind, method):
 def test_batched_equals_unbatched(tiny_models, kind, method):
     pairs = _pairs()  # three summaries of different lengths: padded in one batch
     params = {"method": method, **({"steps": 8} if method == "integrated_gradients" else {})}
-    batched = _ranker(kind, torch.float32, batch_size=3, **params).score_batch(pairs)
-    single = [_ranker(kind, torch.float32, batch_size=1, **params).score(p) for p in pairs]
+    batched = _ranker(kind, "float32", batch_size=3, **params).score_batch(pairs)
+    single = [_ranker(kind, "float32", batch_size=1, **params).score(p) for p in pairs]
     for row, alone in zip(batched, single, strict=True):
         assert len(row) == len(DOC) and all(v > 0 for v in row)
         assert row == pytest.approx(alone, rel=1e-4, abs=1e-7)
@@ -236,7 +253,7 @@ def test_batched_equals_unbatched(tiny_models, kind, method):
 
 
 def test_weights_get_no_gradients(tiny_models):
-    ranker = _ranker("llama", torch.float32)
+    ranker = _ranker("llama", "float32")
     ranker.score(_pairs()[0])
     model = ranker.lm().model
     assert not any(p.requires_grad for p in model.parameters())

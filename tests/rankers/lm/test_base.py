@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from sourcesum.data import dataset, load_split
 from sourcesum.errors import ParameterError, SourceSumError
 from sourcesum.paths import PROJECT_ROOT
 from sourcesum.rankers import RANKERS, create_ranker
-from sourcesum.rankers.lm.engine import naive_nll
 from sourcesum.rankers.lm.inputs import (
     DEFAULT_TEMPLATE,
     causal_context,
@@ -29,6 +27,15 @@ from sourcesum.runner.selection import Selection
 from sourcesum.store.stores import ScoreStore
 from support.models import tiny_bart, tiny_llama, tiny_tokenizer
 from support.pairs import make_pair, make_split
+
+
+def naive_nll(*args, **kwargs):
+    """:func:`sourcesum.rankers.lm.engine.naive_nll`, imported on the first call: the engine
+    imports torch, which collecting the suite need not pay for."""
+    from sourcesum.rankers.lm.engine import naive_nll
+
+    return naive_nll(*args, **kwargs)
+
 
 DOC = [
     "The council voted to build a bridge over the river.",
@@ -131,6 +138,8 @@ def test_pmi_rejects_seq2seq(tiny_seq2seq):
 
 
 def _reference_attention(model, ids, query_from, starts, lengths, layers=slice(None)):
+    import torch
+
     with torch.no_grad():
         out = model(input_ids=torch.tensor([ids]), output_attentions=True)
     stacked = torch.stack(out.attentions[layers]).mean(dim=(0, 2))[0]  # (Q, K)
@@ -156,6 +165,8 @@ def test_causal_attention_matches_an_uncached_forward(tiny_causal):
 
 
 def test_seq2seq_attention_uses_cross_attention(tiny_seq2seq):
+    import torch
+
     model, tok = tiny_seq2seq
     pair = _pairs()[0]
     row = create_ranker("attention", model="tiny-seq2seq").score(pair)
@@ -482,6 +493,7 @@ def test_batched_length_sorted_scores_equal_one_at_a_time_in_float32(tiny_causal
 
 @pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])
 def test_the_bfloat16_path_runs_on_a_tiny_model(tiny_causal, name):
+    import torch
     from sourcesum.rankers.lm.precision import ReducedLinear
 
     model, tok = tiny_causal

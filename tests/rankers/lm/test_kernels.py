@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 import pytest
-import torch
-from sourcesum.rankers.lm.kernels import FusedRMSNorm, fuse_norms
 from support.models import tiny_llama, tiny_tokenizer
+
+if TYPE_CHECKING:
+    import torch
 
 
 @pytest.fixture(scope="module")
@@ -17,6 +19,8 @@ def tokenizer():
 
 
 def _random_norm_weights(model: torch.nn.Module) -> None:
+    import torch
+
     generator = torch.Generator().manual_seed(1)
     for module in model.modules():
         if type(module).__name__.endswith("RMSNorm"):
@@ -25,12 +29,18 @@ def _random_norm_weights(model: torch.nn.Module) -> None:
 
 
 def _logits(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    import torch
+
     with torch.inference_mode():
         return model(input_ids=ids, attention_mask=mask).logits
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_fused_model_computes_the_same_logits_bit_for_bit(tokenizer, dtype):
+@pytest.mark.parametrize("dtype_name", ["float32", "bfloat16"])
+def test_fused_model_computes_the_same_logits_bit_for_bit(tokenizer, dtype_name):
+    import torch
+    from sourcesum.rankers.lm.kernels import FusedRMSNorm, fuse_norms
+
+    dtype = getattr(torch, dtype_name)
     model = tiny_llama(tokenizer, dtype=dtype)
     _random_norm_weights(model)
     fused = copy.deepcopy(model)
@@ -46,19 +56,21 @@ def test_fused_model_computes_the_same_logits_bit_for_bit(tokenizer, dtype):
     assert torch.equal(_logits(model, ids, mask), _logits(fused, ids, mask))
 
 
-class OnePlusWeightRMSNorm(torch.nn.Module):
-    """Gemma's variant: ``x / rms(x) * (1 + weight)``, a formula F.rms_norm does not compute."""
-
-    def __init__(self, width: int):
-        super().__init__()
-        self.weight = torch.nn.Parameter(torch.rand(width))
-        self.eps = 1e-6
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * (1 + self.weight)
-
-
 def test_a_norm_with_another_formula_fails_the_probe_and_stays():
+    import torch
+    from sourcesum.rankers.lm.kernels import fuse_norms
+
+    class OnePlusWeightRMSNorm(torch.nn.Module):
+        """Gemma's variant: ``x / rms(x) * (1 + weight)``, a formula F.rms_norm does not compute."""
+
+        def __init__(self, width: int):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.rand(width))
+            self.eps = 1e-6
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * (1 + self.weight)
+
     model = torch.nn.Sequential(OnePlusWeightRMSNorm(24))
     assert fuse_norms(model) == 0
     assert isinstance(model[0], OnePlusWeightRMSNorm)
@@ -72,6 +84,7 @@ def test_loaded_models_are_fused(tokenizer):
 
 
 def test_exact_rotary_reproduces_transformers_in_every_precision(tokenizer):
+    import torch
     import transformers.models.llama.modeling_llama as llama
     from sourcesum.rankers.lm.kernels import ExactRotary, fuse_rotary
 

@@ -19,7 +19,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import torch
 from sourcesum.errors import SourceSumError
 from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm import loading
@@ -132,6 +131,8 @@ def test_the_cache_is_keyed_by_the_gguf_and_records_every_files_sha256(packaged,
 def test_edited_cached_weights_are_detected_and_the_scores_equal_a_fresh_dequantization(
     packaged, capsys, edit
 ):
+    import torch
+
     fresh = _scores()
     weights = _weights(lm_weights.dequantized_folder(NAME))
     raw = bytearray(weights.read_bytes())
@@ -215,6 +216,8 @@ def test_a_damaged_or_truncated_cache_is_rebuilt_with_one_note(packaged, capsys,
 def test_loaded_weights_are_the_verified_bytes_not_a_map_of_the_file(packaged):
     """The model keeps private copies of the hashed bytes: editing the cache file afterwards
     cannot reach a loaded model (a memory map of it could)."""
+    import torch
+
     loading._LOADED.clear()
     model = loading.load_lm(NAME, "cpu").model
     before = {k: v.clone() for k, v in model.state_dict().items()}
@@ -371,6 +374,8 @@ def test_a_hub_model_is_identified_by_its_cached_revision(tmp_path, monkeypatch)
 def test_smollm2_edited_cache_is_rebuilt_and_scores_equal_a_fresh_dequantization(
     tmp_path, monkeypatch, capsys
 ):
+    import torch
+
     monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(loading, "_LOADED", {})
     fresh = _scores(lm_weights.DEFAULT_LM)  # a fresh dequantization into the empty cache

@@ -4,7 +4,6 @@ Llama built from a config)."""
 from __future__ import annotations
 
 import pytest
-from sourcesum.rankers.llm.backends.local import LocalBackend, candidate_tokens, common_prefix_length
 from sourcesum.rankers.llm.prompts import Template
 from sourcesum.rankers.llm.scale import Scale
 from sourcesum.rankers.llm.scoring import rating_distributions
@@ -19,6 +18,7 @@ def tiny_judge():
 
 def _naive_dist(model, ids, table):
     import torch
+    from sourcesum.rankers.llm.backends.local import LocalBackend
 
     with torch.inference_mode():
         logits = model(input_ids=torch.tensor([ids])).logits[0, -1]
@@ -28,6 +28,9 @@ def _naive_dist(model, ids, table):
 @pytest.mark.parametrize("chat", [False, True])
 @pytest.mark.parametrize("spec", ["0-9", pytest.param("0-100", marks=pytest.mark.slow)])  # 0-100: 101 ratings
 def test_local_backend_equals_naive_forward_passes(tiny_judge, chat, spec):
+    # here, not at collection: the backend imports torch
+    from sourcesum.rankers.llm.backends.local import LocalBackend, candidate_tokens, common_prefix_length
+
     model, tokenizer = tiny_judge
     scale = Scale.parse(spec)
     backend = LocalBackend("tiny-judge", "cpu", "float32", batch_size=2, chat=chat)
