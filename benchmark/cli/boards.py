@@ -83,10 +83,12 @@ def board_text(args: argparse.Namespace) -> Any:
     (:class:`~sourcesum.outputs.markdown.BoardText`, the Markdown header)."""
     from sourcesum.outputs.markdown import BoardText
 
+    # an installed package without a checkout has no committed store beside it: say so
+    committed = paths.COMMITTED_SCORES_DIR.is_dir()
     if args.all:
         store = md_code(paths.shown(args.scores_dir)) if args.scores_dir else "your score store"
         return BoardText(
-            f"every usable entry of {store} and of the committed `data/scores/`",
+            f"every usable entry of {store}" + (" and of the committed `data/scores/`" if committed else ""),
             "`sourcesum leaderboard --all -o FILE`"
             + (f" with {md_code('--scores-dir ' + paths.shown(args.scores_dir))}" if args.scores_dir else ""),
         )
@@ -99,7 +101,7 @@ def board_text(args: argparse.Namespace) -> Any:
         scores = "the committed files in `data/scores/`"
     else:
         store = md_code(paths.shown(args.scores_dir)) if args.scores_dir else "your score store"
-        scores = f"the files in {store} over the committed `data/scores/`"
+        scores = f"the files in {store}" + (" over the committed `data/scores/`" if committed else "")
     rows = paths.shown(args.declaration) if args.declaration else "leaderboard.toml"
     return BoardText(
         f"{scores}, the rows of {md_code(rows)}",

@@ -305,3 +305,6 @@ def test_the_installed_wheel_renders_the_committed_board(installed, tmp_path):
         return [line.split("inputs sha256 `")[1][:64] for line in lines if line.startswith(PROVENANCE[0])]
 
     assert inputs_sha256(rendered) == inputs_sha256(committed) != []
+    # no committed store lies beside an installed package: the board names only the one it read
+    (data,) = [line for line in rendered if line.startswith(PROVENANCE[0])]
+    assert "over the committed" not in data and "Scores are the files in `" in data, data
