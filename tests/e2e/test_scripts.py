@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import runpy
 import shutil
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import pytest
 from sourcesum import stats
 from sourcesum.data import dataset, split_spec
 from sourcesum.paths import PROJECT_ROOT
+from support.scripts import run_as_main
 
 SCRIPTS = sorted((PROJECT_ROOT / "scripts").glob("*.py"))
 
@@ -74,10 +74,8 @@ def test_script_imports_and_answers_help(script: Path, monkeypatch, capsys):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("COLUMNS", "80")  # argparse wraps at the terminal width, as with no terminal
-    monkeypatch.setattr(sys, "argv", [str(script), "--help"])
-    monkeypatch.syspath_prepend(str(script.parent))  # as Python puts the script's folder first
     with pytest.raises(SystemExit) as exited:
-        runpy.run_path(str(script), run_name="__main__")
+        run_as_main(script, ["--help"], monkeypatch)
     out = capsys.readouterr()
     assert exited.value.code in (0, None), f"{script.name} --help failed:\n{out.err}"
     blocks = out.out.split("\n\n")

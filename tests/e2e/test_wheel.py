@@ -107,16 +107,25 @@ def test_pyproject_lists_every_subpackage():
     assert not missing, f"pyproject.toml's [tool.setuptools] packages lacks {missing}"
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """The wheel built from a copy of the package folders, pyproject.toml and README.md."""
-    root = tmp_path_factory.mktemp("wheel")
+def package_source(root: Path) -> Path:
+    """``root/source``: a copy of what the package is built from (the package folders, caches
+    left out and links kept, pyproject.toml, README.md and the data manifest they link to), as
+    ``scripts/release.sh`` exports it from git, so the checkout's ``build/`` cannot leak in."""
     source = root / "source"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for folder in FOLDERS:
-        shutil.copytree(PROJECT_ROOT / folder, source / folder, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
+        shutil.copytree(PROJECT_ROOT / folder, source / folder, ignore=ignore, symlinks=True)
+    for name in ("pyproject.toml", "README.md", "data/manifest.json"):
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(PROJECT_ROOT / name, source / name)
+    return source
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel built from :func:`package_source`."""
+    root = tmp_path_factory.mktemp("wheel")
+    source = package_source(root)
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
         + ["-w", str(root / "dist"), str(source)],
@@ -210,16 +219,10 @@ def test_every_module_of_the_installed_package_imports(installed, tmp_path):
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
     """The folder holding the sdist and the wheel as ``scripts/release.sh`` builds them:
-    ``python -m build --no-isolation`` on a copy of what the package needs, which makes the
-    sdist and then the wheel from the sdist."""
+    ``python -m build --no-isolation`` on :func:`package_source`, which makes the sdist and then
+    the wheel from the sdist."""
     root = tmp_path_factory.mktemp("release")
-    source = root / "source"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for folder in FOLDERS:
-        shutil.copytree(PROJECT_ROOT / folder, source / folder, ignore=ignore, symlinks=True)
-    for name in ("pyproject.toml", "README.md", "data/manifest.json"):
-        (source / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(PROJECT_ROOT / name, source / name)
+    source = package_source(root)
     built = subprocess.run(
         [
             sys.executable,

@@ -8,8 +8,6 @@ process, on the tiny model saved to a folder and checks that it prints those cou
 from __future__ import annotations
 
 import json
-import runpy
-import sys
 
 import pytest
 from sourcesum.data import load_split
@@ -23,6 +21,7 @@ from sourcesum.runner.run import run_splits
 from sourcesum.store.stores import ScoreStore
 from support.models import tiny_llama, tiny_tokenizer
 from support.pairs import make_pair
+from support.scripts import run_as_main
 
 SENTENCES = [
     "The council voted to build a bridge over the river.",
@@ -81,9 +80,7 @@ def test_the_script_prints_the_counts_of_its_documents(floor, tmp_path, monkeypa
     ]
     script = PROJECT_ROOT / "scripts" / "bench_lm_floor.py"
     monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(sys, "argv", [str(script), *argv])
-    monkeypatch.syspath_prepend(str(script.parent))
-    runpy.run_path(str(script), run_name="__main__")
+    run_as_main(script, argv, monkeypatch)
     done = capsys.readouterr()
     printed = json.loads(done.out)
     expected = floor(documents=HAND_DOCUMENTS, shortlist=2)
