@@ -30,6 +30,7 @@ BUILTIN_RANKERS = {
     "attribution": "sourcesum.rankers.lm.attribution:AttributionRanker",
     "overlap_prior": "sourcesum.rankers.prior:OverlapPriorRanker",
     "probe": "sourcesum.rankers.lm.probe:ProbeRanker",
+    "contextcite": "sourcesum.rankers.lm.contextcite:ContextCiteRanker",
 }
 """Built-in rankers, ``name -> "module:Class"``; add a line here for each new built-in."""
 

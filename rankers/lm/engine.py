@@ -327,6 +327,38 @@ def variant_groups(
 
 
 @torch.inference_mode()
+def causal_variants_nll(
+    model: Any,
+    context: Context,
+    variants: Sequence[tuple[list[int], list[int], int]],
+    summaries: Sequence[Sequence[int]],
+    batch_size: int,
+    full: CausalState | None = None,
+) -> np.ndarray:
+    """``(n_summaries, n_variants)`` mean NLLs of each summary read after each context variant
+    ``(ids, mask, reuse)``: the first ``reuse`` positions equal the full ``context``'s (ids and
+    mask), whose cache (``full``, run here if not given) they reuse. Variants run batched
+    (:func:`variant_groups`, :func:`run_variants`), and so do their summaries."""
+    full = full if full is not None else run_context(model, context.ids())
+    result = np.full((len(summaries), len(variants)), np.nan)
+    new_tokens = [len(ids) - min(reuse, len(ids) - 1) for ids, _, reuse in variants]
+    for group in variant_groups(new_tokens):
+        states = run_variants(model, full, [variants[k] for k in group])
+        nll = variants_continuation_nll(model, states, summaries, batch_size)
+        for row, k in enumerate(group):
+            result[:, k] = nll[row]
+    return result
+
+
+def kept_variant(context: Context, keep: Sequence[bool]) -> tuple[list[int], list[int], int]:
+    """The variant of ``context`` with only the segments ``keep`` marks (the others deleted),
+    reusing the full context up to its first deleted segment: ``(ids, mask, reuse)``."""
+    ids = context.ids(keep=keep)
+    dropped = [i for i, kept in enumerate(keep) if not kept]
+    return ids, [1] * len(ids), (context.starts[dropped[0]] if dropped else len(ids))
+
+
+@torch.inference_mode()
 def causal_ablation_nll(
     model: Any,
     context: Context,
@@ -338,8 +370,7 @@ def causal_ablation_nll(
     """``(n_summaries, n_sentences + 1)`` mean NLLs: column 0 with the full document, column
     ``i + 1`` with sentence ``i`` deleted (``ablation="delete"``) or hidden from attention
     (``"mask"``); with ``only``, just those sentences' columns (the others NaN). Each variant
-    reuses the cache of the prefix before sentence ``i``; variants run batched
-    (:func:`variant_groups`, :func:`run_variants`), and so do their summaries."""
+    reuses the cache of the prefix before sentence ``i`` (:func:`causal_variants_nll`)."""
     full = run_context(model, context.ids())
     result = np.full((len(summaries), len(context.segments) + 1), np.nan)
     result[:, 0] = continuation_nll(model, full, summaries, batch_size)
@@ -352,12 +383,35 @@ def causal_ablation_nll(
             variants.append((ids, [1] * len(ids), start))
         else:
             variants.append((context.ids(), context.mask(hide=i), start))
-    new_tokens = [len(ids) - min(reuse, len(ids) - 1) for ids, _, reuse in variants]
-    for group in variant_groups(new_tokens):
-        states = run_variants(model, full, [variants[k] for k in group])
-        nll = variants_continuation_nll(model, states, summaries, batch_size)
-        for row, k in enumerate(group):
-            result[:, chosen[k] + 1] = nll[row]
+    if variants:
+        result[:, [i + 1 for i in chosen]] = causal_variants_nll(
+            model, context, variants, summaries, batch_size, full
+        )
+    return result
+
+
+@torch.inference_mode()
+def seq2seq_variants_nll(
+    model: Any,
+    variants: Sequence[tuple[list[int], list[int]]],
+    summaries: Sequence[Sequence[int]],
+    batch_size: int,
+) -> np.ndarray:
+    """``(n_summaries, n_variants)`` mean NLLs of each summary (decoder target) after each
+    encoder input ``(ids, mask)``; the encoder runs once per variant (``batch_size`` per pass)
+    for all summaries."""
+    device = model.device
+    result = np.full((len(summaries), len(variants)), np.nan)
+    done = 0
+    for chunk in _chunks(variants, batch_size):
+        ids, _ = pad_batch([v[0] for v in chunk], device)
+        mask, _ = pad_batch([v[1] for v in chunk], device)
+        encoded = model.get_encoder()(input_ids=ids, attention_mask=mask)
+        for row, summary in enumerate(summaries):
+            labels = torch.tensor([list(summary)] * len(chunk), dtype=torch.long, device=device)
+            logits = model(encoder_outputs=encoded, attention_mask=mask, labels=labels).logits
+            result[row, done : done + len(chunk)] = _token_nll(logits, labels).mean(1).cpu().numpy()
+        done += len(chunk)
     return result
 
 
@@ -371,8 +425,7 @@ def seq2seq_ablation_nll(
     only: Sequence[int] | None = None,
 ) -> np.ndarray:
     """Seq2seq version of :func:`causal_ablation_nll` (``only`` likewise): encoder input =
-    document variant, decoder target = summary. The encoder runs once per variant for all
-    summaries."""
+    document variant, decoder target = summary (:func:`seq2seq_variants_nll`)."""
     n = len(context.segments)
     chosen = range(n) if only is None else sorted(set(only))
     if ablation == "delete":
@@ -381,20 +434,8 @@ def seq2seq_ablation_nll(
         ]
     else:
         variants = [(context.ids(), context.mask())] + [(context.ids(), context.mask(hide=i)) for i in chosen]
-    columns = [0] + [i + 1 for i in chosen]
-    device = model.device
     result = np.full((len(summaries), n + 1), np.nan)
-    done = 0
-    for chunk in _chunks(variants, batch_size):
-        ids, _ = pad_batch([v[0] for v in chunk], device)
-        mask, _ = pad_batch([v[1] for v in chunk], device)
-        encoded = model.get_encoder()(input_ids=ids, attention_mask=mask)
-        where = columns[done : done + len(chunk)]
-        for row, summary in enumerate(summaries):
-            labels = torch.tensor([list(summary)] * len(chunk), dtype=torch.long, device=device)
-            logits = model(encoder_outputs=encoded, attention_mask=mask, labels=labels).logits
-            result[row, where] = _token_nll(logits, labels).mean(1).cpu().numpy()
-        done += len(chunk)
+    result[:, [0] + [i + 1 for i in chosen]] = seq2seq_variants_nll(model, variants, summaries, batch_size)
     return result
 
 

@@ -43,9 +43,12 @@ class Context:
             position += len(segment)
         return offsets
 
-    def ids(self, drop: int | None = None) -> list[int]:
-        """Context token ids, without segment ``drop`` if given."""
-        body = [t for i, s in enumerate(self.segments) if i != drop for t in s]
+    def ids(self, drop: int | None = None, keep: Sequence[bool] | None = None) -> list[int]:
+        """Context token ids, without segment ``drop`` if given, and with only the segments
+        ``keep`` marks if given (one flag per segment)."""
+        if keep is not None and len(keep) != len(self.segments):
+            raise ValueError(f"keep has {len(keep)} flags for {len(self.segments)} segments")
+        body = [t for i, s in enumerate(self.segments) if i != drop and (keep is None or keep[i]) for t in s]
         return [*self.head, *body, *self.middle]
 
     def mask(self, hide: int | None = None) -> list[int]:

@@ -121,14 +121,25 @@ def causal_variants(
     """``(ids, text)`` of the causal context with the whole document, then without sentence
     ``i`` for each ``i``: the ids :func:`~sourcesum.rankers.lm.inputs.causal_context` makes (as
     ``perplexity_gain``'s delete ablation reads them) and the text they were tokenized from."""
+    n = len(sentences)
+    keeps = [[True] * n] + [[j != i for j in range(n)] for i in range(n)]
+    return causal_kept_variants(tokenizer, sentences, template, keeps)
+
+
+def causal_kept_variants(
+    tokenizer: Any, sentences: Sequence[str], template: str, keeps: Sequence[Sequence[bool]]
+) -> list[tuple[tuple[int, ...], str]]:
+    """``(ids, text)`` of the causal context keeping only the sentences each of ``keeps`` marks
+    (one flag per sentence): the ids ``Context.ids(keep=...)`` gives and the text they were
+    tokenized from."""
     context = causal_context(tokenizer, sentences, template)
     head, middle = split_template(template)
     pieces = [(" " if i else "") + s for i, s in enumerate(sentences)]
     start = start_text(tokenizer)
     out = []
-    for drop in (None, *range(len(sentences))):
-        body = "".join(p for i, p in enumerate(pieces) if i != drop)
-        out.append((tuple(context.ids(drop=drop)), start + head + body + middle))
+    for keep in keeps:
+        body = "".join(p for p, kept in zip(pieces, keep, strict=True) if kept)
+        out.append((tuple(context.ids(keep=keep)), start + head + body + middle))
     return out
 
 

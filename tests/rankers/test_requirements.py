@@ -55,6 +55,7 @@ MODEL_RANKERS = {
     "attribution": {"lm": ("torch", "transformers", "gguf")},
     "llm_judge": {"lm": ("torch", "transformers", "gguf")},
     "probe": {"lm": ("torch", "transformers", "gguf")},
+    "contextcite": {"lm": ("torch", "transformers", "gguf")},
 }
 
 

@@ -1,0 +1,241 @@
+"""ContextCite: a sparse linear surrogate of the summary's probability under random ablations.
+
+Cohen-Wang, Shah, Georgiev and Madry, *ContextCite: Attributing Model Generation to Context*
+(NeurIPS 2024; the authors' package ``context-cite``). For a pair, ``m`` ablation masks
+``z_r`` in {0, 1}^K are drawn over the K ablated sentences (each kept with probability
+``keep``); the model reads the summary after the document with only the kept sentences (the
+others deleted), giving the summary's log-probability ``log p_r`` (sum over its T tokens). The
+target is its logit ``y_r = log p_r - log(1 - p_r)``, and the surrogate fits
+``y_r / T ~ b + w . z_r``:
+
+- ``surrogate=lasso`` (the package's ``LassoRegression``): the masks as float32 (so the fit runs
+  in float32, as the package's does), standardised (scikit-learn's ``StandardScaler``),
+  ``Lasso(alpha)`` with an intercept, the weights brought back to the masks' scale;
+  ``alpha=0.01`` is the package's default;
+- ``surrogate=linear``: ordinary least squares with an intercept (minimum-norm where there are
+  fewer masks than sentences).
+
+A sentence's score is ``T * w_i``, as the package reports it. With the full document and the
+``n`` one-sentence deletions as the masks, the linear surrogate gives
+``w_i = (y_full - y_without_i) / T``: leave-one-out (``perplexity_gain``) on the logit scale,
+the same ranking.
+
+Masks depend on the pair's document, the ablated sentences and ``seed`` only (a SHA-256 of the
+three seeds the generator), so every summary of a document reads the same ablated contexts, one
+pass each (their key/value caches reused up to the first deleted sentence), and a pair's scores
+never depend on the pairs it is scored with. Identical masks are read once.
+
+``shortlist=K`` (K > 0) ablates only the pair's K BM25-best sentences (as ``perplexity_gain``'s
+shortlist chooses them; the rest always kept) and scores every other sentence just below the
+pair's lowest shortlisted weight, one tie group. ``backend=openai``: each ablated context and
+summary is one prompt log-probability request, causal models only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sourcesum.data import Pair
+from sourcesum.params import Param
+from sourcesum.rankers.base import register
+from sourcesum.rankers.lm.base import LMRanker, ServerPlan
+from sourcesum.rankers.lm.inputs import (
+    causal_context,
+    causal_summary,
+    seq2seq_context,
+    seq2seq_summary,
+)
+from sourcesum.rankers.lm.perplexity import PerplexityGainRanker
+
+SURROGATES = ("lasso", "linear")
+PACKAGE_ALPHA = 0.01
+"""``context_cite.solver.LassoRegression``'s default regularisation."""
+
+
+def draw_masks(
+    document_key: str, ablated: Sequence[int], ablations: int, keep: float, seed: int
+) -> np.ndarray:
+    """``(ablations, len(ablated))`` booleans, True = kept, each with probability ``keep``; the
+    generator is seeded with SHA-256 of ``seed``, the document and the ablated sentences."""
+    text = f"{seed}:{document_key}:{','.join(map(str, ablated))}"
+    entropy = int.from_bytes(hashlib.sha256(text.encode()).digest()[:16], "big")
+    return np.random.default_rng(entropy).random((ablations, len(ablated))) < keep
+
+
+def sequence_logit(mean_nll: np.ndarray, tokens: int) -> np.ndarray:
+    """``log p - log(1 - p)`` of a sequence of ``tokens`` tokens whose mean NLL is ``mean_nll``
+    (``log p = -tokens * mean_nll``), computed without forming ``p``."""
+    log_p = np.minimum(-tokens * np.asarray(mean_nll, dtype=float), -np.finfo(float).tiny)
+    logit: np.ndarray = log_p - np.log(-np.expm1(log_p))
+    return logit
+
+
+def fit_surrogate(
+    masks: np.ndarray, targets: np.ndarray, tokens: int, surrogate: str, alpha: float
+) -> np.ndarray:
+    """The surrogate's weights ``T * w`` for ``targets`` (``y_r``, one per mask) over ``masks``
+    (``(m, K)``, 1 = kept), with ``T = tokens``; see the module docstring."""
+    from sklearn.linear_model import Lasso, LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    y = np.asarray(targets, dtype=float) / tokens
+    if surrogate == "linear":
+        return np.asarray(LinearRegression().fit(np.asarray(masks, dtype=float), y).coef_) * tokens
+    x = np.asarray(masks, dtype=np.float32)  # as the package fits it (so in float32)
+    scaler, lasso = StandardScaler(), Lasso(alpha=alpha, random_state=0, fit_intercept=True)
+    make_pipeline(scaler, lasso).fit(x, y)
+    return np.asarray(lasso.coef_ / scaler.scale_, dtype=float) * tokens
+
+
+@register
+class ContextCiteRanker(LMRanker):
+    """ContextCite (Cohen-Wang et al. 2024): each sentence's weight in a sparse linear model of
+    the summary's logit-probability over random ablations of the document (module docstring)."""
+
+    name = "contextcite"
+    version = "1"
+    reproduction_tolerance = 2e-4
+    server_refusal = ""
+
+    param_specs = {
+        **LMRanker.param_specs,
+        "ablations": Param(int, "ablated contexts per document (masks)", min=2),
+        "keep": Param(float, "probability that an ablation keeps a sentence", min=0.01, max=0.99),
+        "surrogate": Param(
+            str, "lasso (the package's, on standardised masks) or linear (least squares)", choices=SURROGATES
+        ),
+        "alpha": Param(float, "lasso: regularisation strength (the package's 0.01)", min=1e-9),
+        "seed": Param(int, "seed of the masks (with the document and the ablated sentences)", min=0),
+        "shortlist": Param(
+            int, "ablate only the K sentences BM25 ranks highest for the summary (0: all)", min=0
+        ),
+    }
+    unkeyed_defaults = {**LMRanker.unkeyed_defaults, "shortlist": 0}
+
+    def __init__(
+        self,
+        ablations: int = 32,
+        keep: float = 0.5,
+        surrogate: str = "lasso",
+        alpha: float = PACKAGE_ALPHA,
+        seed: int = 0,
+        shortlist: int = 0,
+        **options: Any,
+    ):
+        if surrogate not in SURROGATES:
+            raise ValueError(f"surrogate must be in {SURROGATES}")
+        self.ablations, self.keep, self.surrogate = int(ablations), float(keep), surrogate
+        self.alpha, self.seed, self.shortlist = float(alpha), int(seed), int(shortlist)
+        super().__init__(**options)
+
+    # -- which contexts ---------------------------------------------------------------------------
+    def ablated(self, pair: Pair) -> list[int]:
+        """The sentences the masks of ``pair`` ablate (all, or its BM25 shortlist)."""
+        return PerplexityGainRanker(shortlist=self.shortlist).shortlisted(pair)
+
+    def designs(self, pairs: Sequence[Pair]) -> list[tuple[list[int], np.ndarray]]:
+        """Per pair, ``(ablated sentences, masks)``: :func:`draw_masks`."""
+        out = []
+        for pair in pairs:
+            ablated = self.ablated(pair)
+            out.append(
+                (ablated, draw_masks(pair.document_key, ablated, self.ablations, self.keep, self.seed))
+            )
+        return out
+
+    @staticmethod
+    def contexts(
+        n: int, designs: Sequence[tuple[list[int], np.ndarray]]
+    ) -> tuple[list[tuple[bool, ...]], list[list[int]]]:
+        """The distinct sentence-keep vectors the ``designs`` read (over all ``n`` sentences),
+        and per design the index of each of its masks among them."""
+        distinct: dict[tuple[bool, ...], int] = {}
+        where = []
+        for ablated, masks in designs:
+            rows = []
+            for mask in masks:
+                keep = [True] * n
+                for i, kept in zip(ablated, mask, strict=True):
+                    keep[i] = bool(kept)
+                rows.append(distinct.setdefault(tuple(keep), len(distinct)))
+            where.append(rows)
+        return list(distinct), where
+
+    # -- scores -----------------------------------------------------------------------------------
+    def weights(
+        self, pair: Pair, ablated: Sequence[int], masks: np.ndarray, nll: np.ndarray, tokens: int
+    ) -> list[float]:
+        """The pair's scores from its masks and the summary's mean NLL under each (``nll``)."""
+        weights = fit_surrogate(masks, sequence_logit(nll, tokens), tokens, self.surrogate, self.alpha)
+        if len(ablated) == pair.n_sentences:
+            return [float(w) for w in weights]
+        scores = np.full(pair.n_sentences, np.nextafter(weights.min(), -np.inf))
+        scores[list(ablated)] = weights
+        return scores.tolist()
+
+    def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
+        return self.score_designs(pairs, self.designs(pairs))
+
+    def score_designs(
+        self, pairs: Sequence[Pair], designs: Sequence[tuple[list[int], np.ndarray]]
+    ) -> list[Sequence[float]]:
+        """Scores of ``pairs`` (one document) under the given ``(ablated, masks)`` per pair."""
+        from sourcesum.rankers.lm.engine import (  # torch
+            causal_variants_nll,
+            kept_variant,
+            seq2seq_variants_nll,
+        )
+
+        lm = self.lm()
+        sentences = pairs[0].sentences
+        keeps, where = self.contexts(len(sentences), designs)
+        if lm.seq2seq:
+            context = seq2seq_context(lm.tokenizer, sentences)
+            summaries = [seq2seq_summary(lm.tokenizer, p.summary) for p in pairs]
+            self.check_fits(context, pairs, [0] * len(pairs))
+            inputs = [(ids, mask) for ids, mask, _ in (kept_variant(context, k) for k in keeps)]
+            nll = seq2seq_variants_nll(lm.model, inputs, summaries, self.batch_size)
+        else:
+            context = causal_context(lm.tokenizer, sentences, self.template)
+            summaries = [causal_summary(lm.tokenizer, p.summary) for p in pairs]
+            self.check_fits(context, pairs, [len(s) for s in summaries])
+            variants = [kept_variant(context, k) for k in keeps]
+            nll = causal_variants_nll(lm.model, context, variants, summaries, self.batch_size)
+        return [
+            self.weights(pair, ablated, masks, nll[p, rows], len(summaries[p]))
+            for p, (pair, (ablated, masks), rows) in enumerate(zip(pairs, designs, where, strict=True))
+        ]
+
+    def server_plan(self, pairs: Sequence[Pair]) -> ServerPlan:
+        """Each summary after each distinct ablated context of the pairs' masks."""
+        from sourcesum.rankers.lm.server import Continuation, causal_kept_variants, spaced
+
+        tokenizer = self.server().tokenizer
+        designs = self.designs(pairs)
+        keeps, where = self.contexts(pairs[0].n_sentences, designs)
+        contexts = causal_kept_variants(tokenizer, pairs[0].sentences, self.template, keeps)
+        summaries = [spaced(tokenizer, p.summary) for p in pairs]
+        items = [
+            Continuation(
+                ids,
+                summary,
+                text,
+                summary_text,
+                f"pair {pair.id}: the summary after ablated context {v} of its document",
+            )
+            for v, (ids, text) in enumerate(contexts)
+            for pair, (summary, summary_text) in zip(pairs, summaries, strict=True)
+        ]
+
+        def finish(nll: Sequence[float]) -> list[Sequence[float]]:
+            table = np.asarray(nll, dtype=float).reshape(len(contexts), len(pairs)).T
+            return [
+                self.weights(pair, ablated, masks, table[p, rows], len(summaries[p][0]))
+                for p, (pair, (ablated, masks), rows) in enumerate(zip(pairs, designs, where, strict=True))
+            ]
+
+        return items, finish
