@@ -6,7 +6,8 @@ layer and the floor in minutes per dtype and matmul path, plus the total floor o
 dtype and path (``attribution``, which needs gradients, counted on the default path under
 every path, as it runs). The ``probe`` ranker's passes are counted apart (``probe:blind``,
 ``probe:conditioned``: the states of every pair of the splits, from an empty cache; not in
-the total).
+the total), and so is ``contextcite`` (its default 32 ablations: the full context once, each
+distinct ablated context after its first deleted sentence, every summary after each).
 
 For the default model (or ``--model``) it counts the tokens each ranker must run through the
 model over SourceSum's four board splits (or ``--split``; the engine's own inputs: the runner's
@@ -37,8 +38,9 @@ scores, padding and Python overhead are left out, so real runs can only be slowe
 ``--counts-only`` measures nothing: it prints the tokens per ranker alone (with the summaries of
 each document counted), so a test can hold them against the tokens a ranker runs (the model
 ``--model`` names, e.g. a local folder: only its tokenizer and window are read).
-``--documents FILE`` counts a JSON list of ``[sentences, summaries]`` documents instead of
-splits; ``--window N`` counts as if the model's window were N tokens (0: no limit).
+``--documents FILE`` counts a JSON list of ``[sentences, summaries]`` documents (or
+``[sentences, summaries, document text]``: ``contextcite`` seeds its masks from the text, by
+default the sentences joined by newlines) instead of splits; ``--window N`` counts as if the model's window were N tokens (0: no limit).
 """
 
 from __future__ import annotations
@@ -185,7 +187,9 @@ def main() -> None:
         help="the window to count with (0: no limit; default: the model's)",
     )
     parser.add_argument(
-        "--documents", default=None, help="a JSON file of [sentences, summaries] documents to count instead"
+        "--documents",
+        default=None,
+        help="a JSON file of [sentences, summaries(, document text)] documents to count instead",
     )
     parser.add_argument(
         "--counts-only", action="store_true", help="print the token counts only (no throughput measured)"
@@ -201,14 +205,14 @@ def main() -> None:
     if args.documents:
         names = []
         with open(args.documents, encoding="utf-8") as f:
-            docs = [(tuple(sentences), list(summaries)) for sentences, summaries in json.load(f)]
+            docs = [(tuple(doc[0]), list(doc[1]), *doc[2:3]) for doc in json.load(f)]
     else:
         names = args.split.split(",") if args.split else dataset("sourcesum").board_splits()
         docs = documents([load_split(s) for s in names])
     window = lm.model.config.max_position_embeddings if args.window is None else args.window or None
     counts = token_counts(lm.tokenizer, docs, args.shortlist, window)
     if args.counts_only:
-        summaries = [len(every_summary) for _, every_summary in docs]
+        summaries = [len(doc[1]) for doc in docs]
         report = {"model": args.model, "splits": list(names), "shortlist": args.shortlist, "window": window}
         print(json.dumps({**report, "summaries": summaries, "rankers": counts}, indent=2))
         return

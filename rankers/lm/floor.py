@@ -6,7 +6,15 @@ bound on the rankers' time; the tests hold them against the tokens a ranker real
 forward hook on a tiny model), so the counts are the rankers' real work. The ``probe``
 ranker's passes are counted apart (``probe:blind``, ``probe:conditioned``: the states of every
 pair, from an empty state cache; the body only, once per document in ``blind`` mode and once per
-summary in ``conditioned`` mode); they are not in :data:`RANKERS`' total."""
+summary in ``conditioned`` mode); they are not in :data:`RANKERS`' total, and neither is
+``contextcite`` (its default 32 ablations: the full context once, each distinct ablated
+context's tokens after its first deleted sentence, and every summary after each ablated context,
+with its logits).
+
+A document is ``(sentences, summaries, document)``: ``document`` is its text, from which
+``contextcite`` seeds its masks (as :attr:`Pair.document_key <sourcesum.data.pairs.Pair.document_key>`
+does); given as ``(sentences, summaries)``, the text is the sentences joined by newlines (as
+hand-made pairs have it)."""
 
 from __future__ import annotations
 
@@ -15,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sourcesum.data import Pair, Split
+from sourcesum.rankers.lm.contextcite import ContextCiteRanker
 from sourcesum.rankers.lm.hidden_states import layout
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
 from sourcesum.rankers.lm.perplexity import PerplexityGainRanker
@@ -25,18 +34,25 @@ PROBE_MODES = ("blind", "conditioned")
 """The ``probe`` ranker's modes, counted apart (``probe:<mode>``)."""
 
 
-def documents(splits: Iterable[Split]) -> list[tuple[tuple[str, ...], list[str]]]:
-    """``(sentences, distinct summaries)`` per document, across all splits (as the runner groups)."""
+Document = tuple[Sequence[str], Sequence[str]] | tuple[Sequence[str], Sequence[str], str]
+"""``(sentences, summaries)`` or ``(sentences, summaries, document text)``."""
+
+
+def documents(splits: Iterable[Split]) -> list[tuple[tuple[str, ...], list[str], str]]:
+    """``(sentences, distinct summaries, document text)`` per document, across all splits (as the
+    runner groups)."""
     groups: dict[tuple[str, tuple[str, ...]], dict[str, None]] = defaultdict(dict)
+    texts: dict[tuple[str, tuple[str, ...]], str] = {}
     for split in splits:
         for pair in split.pairs:
             groups[(pair.document_key, pair.sentences)][pair.summary] = None
-    return [(key[1], list(summaries)) for key, summaries in groups.items()]
+            texts.setdefault((pair.document_key, pair.sentences), pair.document)
+    return [(key[1], list(summaries), texts[key]) for key, summaries in groups.items()]
 
 
 def token_counts(
     tokenizer: Any,
-    docs: Sequence[tuple[Sequence[str], Sequence[str]]],
+    docs: Sequence[Document],
     shortlist: int = 0,
     window: int | None = None,
 ) -> dict[str, dict[str, int]]:
@@ -47,15 +63,19 @@ def token_counts(
     reading (context + summary) exceeds it is not run by the rankers that read the whole
     document (``perplexity_gain``, ``attention``, ``attribution``), as under ``overflow=ties``.
     """
-    counts = {name: {"body": 0, "logits": 0} for name in (*RANKERS, *(f"probe:{m}" for m in PROBE_MODES))}
+    names = (*RANKERS, *(f"probe:{m}" for m in PROBE_MODES), "contextcite")
+    counts = {name: {"body": 0, "logits": 0} for name in names}
     counts["pmi"]["body"] += 1  # the start token's own pass, once per run
     chooser = PerplexityGainRanker(shortlist=shortlist) if shortlist else None
+    citer = ContextCiteRanker(shortlist=shortlist)
 
     def fitting(length: int, tokens: list[tuple[str, int]]) -> list[tuple[str, int]]:
         """The (summary, tokens) pairs whose reading after a context of ``length`` fits."""
         return [(s, n) for s, n in tokens if window is None or length + n <= window]
 
-    for sentences, every_summary in docs:
+    for doc in docs:
+        sentences, every_summary = doc[0], doc[1]
+        text = doc[2] if len(doc) > 2 else "\n".join(sentences)
         # probe: its own layout (the document, after the summary when conditioned), body only
         for mode, readings in (("blind", [None]), ("conditioned", every_summary)):
             lengths = [len(layout(tokenizer, sentences, summary).ids()) for summary in readings]
@@ -85,6 +105,19 @@ def token_counts(
             counts["perplexity_gain"]["body"] += length + suffixes + variants * summary_tokens
             counts["perplexity_gain"]["logits"] += variants * summary_tokens
             counts["attention"]["body"] += length + summary_tokens
+            # contextcite: the distinct ablated contexts of the pairs' masks, each after its
+            # first deleted sentence; every summary after each of them
+            pairs = [
+                Pair(id="", split="", sentences=tuple(sentences), summary=s, document=text) for s, _ in read
+            ]
+            keeps, _ = citer.contexts(len(sentences), citer.designs(pairs))
+            for keep in keeps:
+                ids = context.ids(keep=keep)
+                dropped = [i for i, kept in enumerate(keep) if not kept]
+                reuse = context.starts[dropped[0]] if dropped else len(ids)
+                counts["contextcite"]["body"] += len(ids) - min(reuse, len(ids) - 1)
+            counts["contextcite"]["body"] += length + len(keeps) * summary_tokens
+            counts["contextcite"]["logits"] += len(keeps) * summary_tokens
 
         # attribution (saliency; its context has no start token and a space before every
         # sentence): the context forward once (its last position's logits), each summary forward

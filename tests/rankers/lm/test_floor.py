@@ -51,7 +51,7 @@ def floor():
             else floor_documents([load_split(n) for n in splits.split(",")])
         )
         counts = token_counts(tokenizer, docs, shortlist, window or None)
-        return {"summaries": [len(summaries) for _, summaries in docs], "rankers": counts}
+        return {"summaries": [len(doc[1]) for doc in docs], "rankers": counts}
 
     return ask
 
@@ -110,7 +110,7 @@ def counted():
     return tokenizer, tally
 
 
-@pytest.mark.parametrize("ranker", ["perplexity_gain", "pmi", "attention"])
+@pytest.mark.parametrize("ranker", ["perplexity_gain", "pmi", "attention", "contextcite"])
 def test_the_floor_counts_the_tokens_the_ranker_runs(counted, floor, ranker):
     tokenizer, tally = counted
     pairs = [make_pair(SENTENCES, s, pair_id=f"hand__{i}") for i, s in enumerate(SUMMARIES)]
@@ -120,7 +120,7 @@ def test_the_floor_counts_the_tokens_the_ranker_runs(counted, floor, ranker):
     assert tally["body"] == expected["body"]
 
 
-@pytest.mark.parametrize("ranker", ["perplexity_gain", "pmi", "attention"])
+@pytest.mark.parametrize("ranker", ["perplexity_gain", "pmi", "attention", "contextcite"])
 def test_the_floor_counts_what_the_runner_runs_across_splits(counted, floor, ranker, tmp_path):
     """On splits that share documents (and a split repeating another's pairs), the floor's
     documents are the runner's cross-split document groups: the same tokens go through the body."""
