@@ -238,6 +238,30 @@ def test_requests_carry_the_local_engines_token_ids(fake_server, api, tmp_path):
     assert len(fake_server.posts) == len(DOC) + 1  # nothing asked twice
 
 
+def test_contextcite_asks_one_request_per_ablated_context(fake_server, tmp_path):
+    """``contextcite`` over a server: one request per distinct ablated context of the pair's
+    masks (the local engine's ids, then the summary), and the surrogate fitted on their NLLs."""
+    from sourcesum.rankers.lm.contextcite import draw_masks, fit_surrogate, sequence_logit
+    from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
+    from sourcesum.rankers.lm.server import load_tokenizer
+
+    fake_server.holder["answer"] = echo_answer
+    fake_server.posts.clear()
+    ranker = served_ranker("contextcite", fake_server.base_url, tmp_path, ablations=8, surrogate="linear")
+    pair = make_pair(DOC, SUMMARY)
+    scores = ranker.score_batch([pair])[0]
+    tokenizer = load_tokenizer(SERVED)
+    context = causal_context(tokenizer, DOC, DEFAULT_TEMPLATE)
+    summary = list(causal_summary(tokenizer, SUMMARY))
+    masks = draw_masks(pair.document_key, list(range(len(DOC))), 8, 0.5, 0)
+    distinct = {tuple(context.ids(keep=m)) for m in masks}
+    assert sorted(post["prompt"] for post in fake_server.posts) == sorted(list(v) + summary for v in distinct)
+    nll = [expected_nll(context.ids(keep=m), summary) for m in masks]
+    expected = fit_surrogate(masks, sequence_logit(nll, len(summary)), len(summary), "linear", 0.01)
+    assert scores == pytest.approx(list(expected), abs=1e-9)
+    assert ranker.report()["requests"] == len(distinct)
+
+
 def spoil(kind: str):
     def answer(n: int, body: dict) -> dict | bytes:
         response = echo_answer(n, body)
