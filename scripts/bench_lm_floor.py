@@ -40,7 +40,8 @@ each document counted), so a test can hold them against the tokens a ranker runs
 ``--model`` names, e.g. a local folder: only its tokenizer and window are read).
 ``--documents FILE`` counts a JSON list of ``[sentences, summaries]`` documents (or
 ``[sentences, summaries, document text]``: ``contextcite`` seeds its masks from the text, by
-default the sentences joined by newlines) instead of splits; ``--window N`` counts as if the model's window were N tokens (0: no limit).
+default the sentences joined by newlines) instead of splits; ``--window N`` counts as if the
+model's window were N tokens (0: no limit).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def main() -> int:
     from sourcesum.data import load_split
     from sourcesum.rankers import create_ranker
     from sourcesum.rankers.lm.contextcite import draw_masks, sequence_logit
-    from sourcesum.rankers.lm.engine import causal_variants_nll, kept_variant
+    from sourcesum.rankers.lm.engine import causal_variants_nll
     from sourcesum.rankers.lm.inputs import causal_context, causal_summary
 
     torch.manual_seed(0)
@@ -86,7 +86,7 @@ def main() -> int:
         outputs = aggregate_logit_probs(logit_probs.astype(np.float32))
         weights, _ = LassoRegression(ranker.alpha).fit(masks, outputs, len(response))
         package_seconds += time.perf_counter() - started
-        nll = causal_variants_nll(model, context, [kept_variant(context, m) for m in masks], [response], 1)[0]
+        nll = causal_variants_nll(model, context, [context.kept(m) for m in masks], [response], 1)[0]
         targets = sequence_logit(nll, len(response))
         target_diff = max(target_diff, float(np.max(np.abs(targets - outputs))))
         gap = float(np.max(np.abs(np.asarray(scores) - weights)))

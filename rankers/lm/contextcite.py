@@ -21,14 +21,16 @@ A sentence's score is ``T * w_i``, as the package reports it. With the full docu
 the same ranking.
 
 Masks depend on the pair's document, the ablated sentences and ``seed`` only (a SHA-256 of the
-three seeds the generator), so every summary of a document reads the same ablated contexts, one
-pass each (their key/value caches reused up to the first deleted sentence), and a pair's scores
-never depend on the pairs it is scored with. Identical masks are read once.
+three seeds the generator), so a pair's scores never depend on the pairs it is scored with, and
+the summaries of a document with the same ablated sentences (all of them when ``shortlist=0``)
+read the same ablated contexts: each distinct context is run once (causal models: reusing the
+document's key/value cache up to its first deleted sentence; seq2seq: one encoder pass each)
+and those summaries are read after it together.
 
 ``shortlist=K`` (K > 0) ablates only the pair's K BM25-best sentences (as ``perplexity_gain``'s
 shortlist chooses them; the rest always kept) and scores every other sentence just below the
-pair's lowest shortlisted weight, one tie group. ``backend=openai``: each ablated context and
-summary is one prompt log-probability request, causal models only.
+pair's lowest shortlisted weight, one tie group. ``backend=openai``: each distinct ablated
+context and summary is one prompt log-probability request, causal models only.
 """
 
 from __future__ import annotations
@@ -48,9 +50,11 @@ from sourcesum.rankers.lm.inputs import (
     seq2seq_context,
     seq2seq_summary,
 )
-from sourcesum.rankers.lm.perplexity import PerplexityGainRanker
+from sourcesum.rankers.lm.shortlist import bm25_shortlist, tie_below
 
 SURROGATES = ("lasso", "linear")
+Design = tuple[list[int], np.ndarray]
+"""A pair's ablation design: the sentences its masks ablate, and the ``(m, K)`` masks (True = kept)."""
 PACKAGE_ALPHA = 0.01
 """``context_cite.solver.LassoRegression``'s default regularisation."""
 
@@ -135,9 +139,9 @@ class ContextCiteRanker(LMRanker):
     # -- which contexts ---------------------------------------------------------------------------
     def ablated(self, pair: Pair) -> list[int]:
         """The sentences the masks of ``pair`` ablate (all, or its BM25 shortlist)."""
-        return PerplexityGainRanker(shortlist=self.shortlist).shortlisted(pair)
+        return bm25_shortlist(pair, self.shortlist)
 
-    def designs(self, pairs: Sequence[Pair]) -> list[tuple[list[int], np.ndarray]]:
+    def designs(self, pairs: Sequence[Pair]) -> list[Design]:
         """Per pair, ``(ablated sentences, masks)``: :func:`draw_masks`."""
         out = []
         for pair in pairs:
@@ -148,94 +152,113 @@ class ContextCiteRanker(LMRanker):
         return out
 
     @staticmethod
-    def contexts(
-        n: int, designs: Sequence[tuple[list[int], np.ndarray]]
-    ) -> tuple[list[tuple[bool, ...]], list[list[int]]]:
-        """The distinct sentence-keep vectors the ``designs`` read (over all ``n`` sentences),
-        and per design the index of each of its masks among them."""
+    def sharing(designs: Sequence[Design]) -> list[list[int]]:
+        """Indices of the designs that are equal (same ablated sentences and masks: the pairs of a
+        document without a shortlist, or with the same one), each group read after the same
+        contexts, in order of first appearance."""
+        groups: dict[tuple[tuple[int, ...], bytes], list[int]] = {}
+        for d, (ablated, masks) in enumerate(designs):
+            groups.setdefault((tuple(ablated), np.asarray(masks, dtype=bool).tobytes()), []).append(d)
+        return list(groups.values())
+
+    @staticmethod
+    def distinct_keeps(n: int, design: Design) -> tuple[list[tuple[bool, ...]], list[int]]:
+        """The distinct sentence-keep vectors of ``design``'s masks (over all ``n`` sentences,
+        the unablated ones always kept), and the index of each mask's among them."""
+        ablated, masks = design
         distinct: dict[tuple[bool, ...], int] = {}
-        where = []
-        for ablated, masks in designs:
-            rows = []
-            for mask in masks:
-                keep = [True] * n
-                for i, kept in zip(ablated, mask, strict=True):
-                    keep[i] = bool(kept)
-                rows.append(distinct.setdefault(tuple(keep), len(distinct)))
-            where.append(rows)
-        return list(distinct), where
+        rows = []
+        for mask in masks:
+            keep = [True] * n
+            for i, kept in zip(ablated, mask, strict=True):
+                keep[i] = bool(kept)
+            rows.append(distinct.setdefault(tuple(keep), len(distinct)))
+        return list(distinct), rows
 
     # -- scores -----------------------------------------------------------------------------------
-    def weights(
-        self, pair: Pair, ablated: Sequence[int], masks: np.ndarray, nll: np.ndarray, tokens: int
-    ) -> list[float]:
-        """The pair's scores from its masks and the summary's mean NLL under each (``nll``)."""
+    def pair_scores(self, pair: Pair, design: Design, nll: np.ndarray, tokens: int) -> list[float]:
+        """The pair's scores from its design and the summary's mean NLL under each mask."""
+        ablated, masks = design
         weights = fit_surrogate(masks, sequence_logit(nll, tokens), tokens, self.surrogate, self.alpha)
-        if len(ablated) == pair.n_sentences:
-            return [float(w) for w in weights]
-        scores = np.full(pair.n_sentences, np.nextafter(weights.min(), -np.inf))
+        scores = np.zeros(pair.n_sentences)
         scores[list(ablated)] = weights
-        return scores.tolist()
+        if len(ablated) < pair.n_sentences:
+            listed = np.zeros(pair.n_sentences, dtype=bool)
+            listed[list(ablated)] = True
+            scores = tie_below(scores, listed)
+        return [float(v) for v in scores]
 
     def score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
         return self.score_designs(pairs, self.designs(pairs))
 
-    def score_designs(
-        self, pairs: Sequence[Pair], designs: Sequence[tuple[list[int], np.ndarray]]
-    ) -> list[Sequence[float]]:
-        """Scores of ``pairs`` (one document) under the given ``(ablated, masks)`` per pair."""
+    def score_designs(self, pairs: Sequence[Pair], designs: Sequence[Design]) -> list[Sequence[float]]:
+        """Scores of ``pairs`` (one document) under the given design per pair: the pairs that
+        share a design are read after its distinct contexts together (:meth:`sharing`)."""
         from sourcesum.rankers.lm.engine import (  # torch
             causal_variants_nll,
-            kept_variant,
+            run_context,
             seq2seq_variants_nll,
         )
 
         lm = self.lm()
         sentences = pairs[0].sentences
-        keeps, where = self.contexts(len(sentences), designs)
+        scores: list[Sequence[float]] = [[] for _ in pairs]
         if lm.seq2seq:
             context = seq2seq_context(lm.tokenizer, sentences)
             summaries = [seq2seq_summary(lm.tokenizer, p.summary) for p in pairs]
             self.check_fits(context, pairs, [0] * len(pairs))
-            inputs = [(ids, mask) for ids, mask, _ in (kept_variant(context, k) for k in keeps)]
-            nll = seq2seq_variants_nll(lm.model, inputs, summaries, self.batch_size)
         else:
             context = causal_context(lm.tokenizer, sentences, self.template)
             summaries = [causal_summary(lm.tokenizer, p.summary) for p in pairs]
             self.check_fits(context, pairs, [len(s) for s in summaries])
-            variants = [kept_variant(context, k) for k in keeps]
-            nll = causal_variants_nll(lm.model, context, variants, summaries, self.batch_size)
-        return [
-            self.weights(pair, ablated, masks, nll[p, rows], len(summaries[p]))
-            for p, (pair, (ablated, masks), rows) in enumerate(zip(pairs, designs, where, strict=True))
-        ]
+            full = run_context(lm.model, context.ids())
+        for group in self.sharing(designs):
+            keeps, rows = self.distinct_keeps(len(sentences), designs[group[0]])
+            read = [summaries[p] for p in group]
+            if lm.seq2seq:
+                inputs = [(ids, mask) for ids, mask, _ in (context.kept(k) for k in keeps)]
+                nll = seq2seq_variants_nll(lm.model, inputs, read, self.batch_size)
+            else:
+                variants = [context.kept(k) for k in keeps]
+                nll = causal_variants_nll(lm.model, context, variants, read, self.batch_size, full)
+            for r, p in enumerate(group):
+                scores[p] = self.pair_scores(pairs[p], designs[p], nll[r, rows], len(summaries[p]))
+        return scores
 
     def server_plan(self, pairs: Sequence[Pair]) -> ServerPlan:
-        """Each summary after each distinct ablated context of the pairs' masks."""
+        """Each summary after each distinct ablated context of its design."""
         from sourcesum.rankers.lm.server import Continuation, causal_kept_variants, spaced
 
         tokenizer = self.server().tokenizer
         designs = self.designs(pairs)
-        keeps, where = self.contexts(pairs[0].n_sentences, designs)
-        contexts = causal_kept_variants(tokenizer, pairs[0].sentences, self.template, keeps)
         summaries = [spaced(tokenizer, p.summary) for p in pairs]
-        items = [
-            Continuation(
-                ids,
-                summary,
-                text,
-                summary_text,
-                f"pair {pair.id}: the summary after ablated context {v} of its document",
-            )
-            for v, (ids, text) in enumerate(contexts)
-            for pair, (summary, summary_text) in zip(pairs, summaries, strict=True)
-        ]
+        plan: list[tuple[list[int], list[int], int]] = []  # (group, mask rows, contexts)
+        items: list[Continuation] = []
+        for group in self.sharing(designs):
+            keeps, rows = self.distinct_keeps(pairs[0].n_sentences, designs[group[0]])
+            contexts = causal_kept_variants(tokenizer, pairs[0].sentences, self.template, keeps)
+            plan.append((group, rows, len(contexts)))
+            items += [
+                Continuation(
+                    ids,
+                    summaries[p][0],
+                    text,
+                    summaries[p][1],
+                    f"pair {pairs[p].id}: the summary after ablated context {v} of its document",
+                )
+                for v, (ids, text) in enumerate(contexts)
+                for p in group
+            ]
 
         def finish(nll: Sequence[float]) -> list[Sequence[float]]:
-            table = np.asarray(nll, dtype=float).reshape(len(contexts), len(pairs)).T
-            return [
-                self.weights(pair, ablated, masks, table[p, rows], len(summaries[p][0]))
-                for p, (pair, (ablated, masks), rows) in enumerate(zip(pairs, designs, where, strict=True))
-            ]
+            values = np.asarray(nll, dtype=float)
+            scores: list[Sequence[float]] = [[] for _ in pairs]
+            at = 0
+            for group, rows, n_contexts in plan:
+                table = values[at : at + n_contexts * len(group)].reshape(n_contexts, len(group)).T
+                at += n_contexts * len(group)
+                for r, p in enumerate(group):
+                    scores[p] = self.pair_scores(pairs[p], designs[p], table[r, rows], len(summaries[p][0]))
+            return scores
 
         return items, finish

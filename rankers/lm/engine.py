@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import torch
-from sourcesum.rankers.lm.inputs import Context
+from sourcesum.rankers.lm.inputs import Context, recomputed
 from sourcesum.rankers.lm.precision import computes_in_float32
 
 _T = TypeVar("_T")
@@ -341,21 +341,13 @@ def causal_variants_nll(
     (:func:`variant_groups`, :func:`run_variants`), and so do their summaries."""
     full = full if full is not None else run_context(model, context.ids())
     result = np.full((len(summaries), len(variants)), np.nan)
-    new_tokens = [len(ids) - min(reuse, len(ids) - 1) for ids, _, reuse in variants]
+    new_tokens = [recomputed(len(ids), reuse) for ids, _, reuse in variants]
     for group in variant_groups(new_tokens):
         states = run_variants(model, full, [variants[k] for k in group])
         nll = variants_continuation_nll(model, states, summaries, batch_size)
         for row, k in enumerate(group):
             result[:, k] = nll[row]
     return result
-
-
-def kept_variant(context: Context, keep: Sequence[bool]) -> tuple[list[int], list[int], int]:
-    """The variant of ``context`` with only the segments ``keep`` marks (the others deleted),
-    reusing the full context up to its first deleted segment: ``(ids, mask, reuse)``."""
-    ids = context.ids(keep=keep)
-    dropped = [i for i, kept in enumerate(keep) if not kept]
-    return ids, [1] * len(ids), (context.starts[dropped[0]] if dropped else len(ids))
 
 
 @torch.inference_mode()

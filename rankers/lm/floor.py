@@ -8,8 +8,8 @@ ranker's passes are counted apart (``probe:blind``, ``probe:conditioned``: the s
 pair, from an empty state cache; the body only, once per document in ``blind`` mode and once per
 summary in ``conditioned`` mode); they are not in :data:`RANKERS`' total, and neither is
 ``contextcite`` (its default 32 ablations: the full context once, each distinct ablated
-context's tokens after its first deleted sentence, and every summary after each ablated context,
-with its logits).
+context of a summary's design after its first deleted sentence, and the summaries sharing that
+design after each, with their logits).
 
 A document is ``(sentences, summaries, document)``: ``document`` is its text, from which
 ``contextcite`` seeds its masks (as :attr:`Pair.document_key <sourcesum.data.pairs.Pair.document_key>`
@@ -25,7 +25,7 @@ from typing import Any
 from sourcesum.data import Pair, Split
 from sourcesum.rankers.lm.contextcite import ContextCiteRanker
 from sourcesum.rankers.lm.hidden_states import layout
-from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, recomputed
 from sourcesum.rankers.lm.perplexity import PerplexityGainRanker
 
 RANKERS = ("perplexity_gain", "pmi", "attention", "attribution")
@@ -105,19 +105,20 @@ def token_counts(
             counts["perplexity_gain"]["body"] += length + suffixes + variants * summary_tokens
             counts["perplexity_gain"]["logits"] += variants * summary_tokens
             counts["attention"]["body"] += length + summary_tokens
-            # contextcite: the distinct ablated contexts of the pairs' masks, each after its
-            # first deleted sentence; every summary after each of them
+            # contextcite: the full context once; per group of summaries sharing a design, each
+            # distinct ablated context after its first deleted sentence, the group after each
             pairs = [
                 Pair(id="", split="", sentences=tuple(sentences), summary=s, document=text) for s, _ in read
             ]
-            keeps, _ = citer.contexts(len(sentences), citer.designs(pairs))
-            for keep in keeps:
-                ids = context.ids(keep=keep)
-                dropped = [i for i, kept in enumerate(keep) if not kept]
-                reuse = context.starts[dropped[0]] if dropped else len(ids)
-                counts["contextcite"]["body"] += len(ids) - min(reuse, len(ids) - 1)
-            counts["contextcite"]["body"] += length + len(keeps) * summary_tokens
-            counts["contextcite"]["logits"] += len(keeps) * summary_tokens
+            designs = citer.designs(pairs)
+            counts["contextcite"]["body"] += length
+            for group in citer.sharing(designs):
+                keeps, _ = citer.distinct_keeps(len(sentences), designs[group[0]])
+                group_tokens = sum(read[p][1] for p in group)
+                for keep in keeps:
+                    ids, _, reuse = context.kept(keep)
+                    counts["contextcite"]["body"] += recomputed(len(ids), reuse) + group_tokens
+                counts["contextcite"]["logits"] += len(keeps) * group_tokens
 
         # attribution (saliency; its context has no start token and a space before every
         # sentence): the context forward once (its last position's logits), each summary forward

@@ -51,6 +51,14 @@ class Context:
         body = [t for i, s in enumerate(self.segments) if i != drop and (keep is None or keep[i]) for t in s]
         return [*self.head, *body, *self.middle]
 
+    def kept(self, keep: Sequence[bool]) -> tuple[list[int], list[int], int]:
+        """The variant with only the segments ``keep`` marks (the others deleted), as the engine
+        runs it: ``(ids, mask, reuse)``, ``reuse`` = the positions it shares with the full
+        context (up to its first deleted segment; all of them when none is)."""
+        ids = self.ids(keep=keep)
+        dropped = [i for i, kept in enumerate(keep) if not kept]
+        return ids, [1] * len(ids), (self.starts[dropped[0]] if dropped else len(ids))
+
     def mask(self, hide: int | None = None) -> list[int]:
         """Attention mask over :meth:`ids` (all 1), with segment ``hide`` set to 0."""
         mask = [1] * (len(self.head) + sum(map(len, self.segments)) + len(self.middle))
@@ -58,6 +66,12 @@ class Context:
             start = self.starts[hide]
             mask[start : start + len(self.segments[hide])] = [0] * len(self.segments[hide])
         return mask
+
+
+def recomputed(length: int, reuse: int) -> int:
+    """Tokens a causal variant of ``length`` tokens runs after reusing the first ``reuse``
+    positions of a run context: the rest, and at least one (it needs its own last logits)."""
+    return length - min(reuse, length - 1)
 
 
 def split_template(template: str) -> tuple[str, str]:

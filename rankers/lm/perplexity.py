@@ -16,6 +16,7 @@ from sourcesum.rankers.lm.inputs import (
     seq2seq_context,
     seq2seq_summary,
 )
+from sourcesum.rankers.lm.shortlist import bm25_shortlist, tie_below
 
 ABLATIONS = ("delete", "mask")
 GAINS = ("loss", "perplexity")
@@ -76,13 +77,7 @@ class PerplexityGainRanker(LMRanker):
 
     def shortlisted(self, pair: Pair) -> list[int]:
         """The sentences ``shortlist`` keeps for ``pair`` (all when it is 0 or covers them)."""
-        n = pair.n_sentences
-        if self.shortlist == 0 or self.shortlist >= n:
-            return list(range(n))
-        from sourcesum.rankers.lexical import BM25Ranker
-
-        bm25 = BM25Ranker().score(pair)
-        return sorted(sorted(range(n), key=lambda i: (-bm25[i], i))[: self.shortlist])
+        return bm25_shortlist(pair, self.shortlist)
 
     def shortlists(self, pairs: Sequence[Pair]) -> tuple[list[list[int]], list[int] | None]:
         """Each pair's shortlist, and their union (None: every sentence)."""
@@ -122,7 +117,7 @@ class PerplexityGainRanker(LMRanker):
             if keep is not None and len(keep[r]) < len(gain):
                 listed = np.zeros(len(gain), dtype=bool)
                 listed[list(keep[r])] = True
-                gain = np.where(listed, gain, np.nextafter(gain[listed].min(), -np.inf))
+                gain = tie_below(gain, listed)
             out.append(gain.tolist())
         return out
 

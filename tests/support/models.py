@@ -7,6 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def naive_nll(*args, **kwargs):
+    """:func:`sourcesum.rankers.lm.engine.naive_nll`, imported on the first call: the engine
+    imports torch, which collecting the suite need not pay for."""
+    from sourcesum.rankers.lm.engine import naive_nll
+
+    return naive_nll(*args, **kwargs)
+
+
 def tiny_tokenizer():
     """all-MiniLM-L6-v2's WordPiece tokenizer with [CLS]/[SEP] as BOS/EOS (offline)."""
     from sourcesum.rankers.device import resolve_sentence_model

@@ -25,17 +25,8 @@ from sourcesum.runner.configs import Configuration
 from sourcesum.runner.run import run_splits
 from sourcesum.runner.selection import Selection
 from sourcesum.store.stores import ScoreStore
-from support.models import tiny_bart, tiny_llama, tiny_tokenizer
+from support.models import naive_nll, tiny_bart, tiny_llama, tiny_tokenizer
 from support.pairs import make_pair, make_split
-
-
-def naive_nll(*args, **kwargs):
-    """:func:`sourcesum.rankers.lm.engine.naive_nll`, imported on the first call: the engine
-    imports torch, which collecting the suite need not pay for."""
-    from sourcesum.rankers.lm.engine import naive_nll
-
-    return naive_nll(*args, **kwargs)
-
 
 DOC = [
     "The council voted to build a bridge over the river.",

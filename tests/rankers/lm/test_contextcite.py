@@ -17,7 +17,7 @@ from sourcesum.rankers.lm.inputs import (
 from sourcesum.rankers.lm.loading import register_loaded
 from sourcesum.runner.run import run_splits
 from sourcesum.store.stores import ScoreStore
-from support.models import tiny_bart, tiny_llama, tiny_tokenizer
+from support.models import naive_nll, tiny_bart, tiny_llama, tiny_tokenizer
 from support.pairs import make_pair, make_split
 
 DOC = [
@@ -29,12 +29,6 @@ DOC = [
     "Local schools closed for the holiday.",
 ]
 SUMMARIES = ["A new bridge costing forty million dollars was approved.", "Schools closed."]
-
-
-def naive_nll(*args, **kwargs):
-    from sourcesum.rankers.lm.engine import naive_nll  # torch, imported at run time
-
-    return naive_nll(*args, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +78,12 @@ def test_masks_depend_on_document_sentences_and_seed_only():
     a = draw_masks("doc", [0, 1, 2, 3], 32, 0.5, 0)
     assert a.shape == (32, 4) and a.dtype == bool
     np.testing.assert_array_equal(a, draw_masks("doc", [0, 1, 2, 3], 32, 0.5, 0))
-    for other in (draw_masks("doc2", [0, 1, 2, 3], 32, 0.5, 0), draw_masks("doc", [0, 1, 2, 3], 32, 0.5, 1)):
+    others = (
+        draw_masks("doc2", [0, 1, 2, 3], 32, 0.5, 0),
+        draw_masks("doc", [0, 1, 2, 3], 32, 0.5, 1),
+        draw_masks("doc", [0, 1, 2, 4], 32, 0.5, 0),
+    )
+    for other in others:
         assert not np.array_equal(a, other)
     assert abs(draw_masks("doc", list(range(50)), 400, 0.3, 0).mean() - 0.3) < 0.01
 
@@ -139,11 +138,16 @@ def test_one_sentence_ablations_without_sparsity_rank_as_leave_one_out(tiny_caus
         assert len(set(np.round(gain, 6))) == n  # no ties to make the comparison vacuous
 
 
-def test_scores_do_not_depend_on_the_pairs_scored_together(tiny_causal):
-    ranker = create_ranker("contextcite", model="tiny-causal-cc", ablations=16)
+@pytest.mark.parametrize("shortlist", [0, 3])
+def test_scores_do_not_depend_on_the_pairs_scored_together(tiny_causal, shortlist):
+    # least squares: the random tiny model's small effects would all be shrunk to 0 by the lasso
+    ranker = create_ranker(
+        "contextcite", model="tiny-causal-cc", ablations=16, surrogate="linear", shortlist=shortlist
+    )
     together = ranker.score_batch(_pairs())
     alone = [ranker.score(p) for p in _pairs()]
-    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-6)
+    assert all(np.ptp(row) > 1e-3 for row in together)
 
 
 def test_a_shortlist_ablates_only_its_sentences_and_ties_the_rest_below(tiny_causal):
@@ -154,6 +158,9 @@ def test_a_shortlist_ablates_only_its_sentences_and_ties_the_rest_below(tiny_cau
     pair = _pairs()[0]
     listed = ranker.ablated(pair)
     assert len(listed) == 3 and 2 in listed  # the sentence the summary repeats
+    keeps, _ = ranker.distinct_keeps(len(DOC), ranker.designs([pair])[0])
+    assert all(keep[i] for keep in keeps for i in range(len(DOC)) if i not in listed)  # always kept
+    assert {keep[i] for keep in keeps for i in listed} == {True, False}
     row = ranker.score(pair)
     rest = [row[i] for i in range(len(DOC)) if i not in listed]
     assert len(set(rest)) == 1 and rest[0] == np.nextafter(min(row[i] for i in listed), -np.inf)
@@ -176,7 +183,8 @@ def test_scores_read_no_vote(tiny_causal, tmp_path):
     n = len(DOC)
     first = make_split("hand_a", pairs, votes=[[(1, 1)] + [(0, 0)] * (n - 1)] * len(pairs))
     second = make_split("hand_a", pairs, votes=[[(0, 0)] * (n - 1) + [(1, 0)]] * len(pairs))
-    ranker = create_ranker("contextcite", model="tiny-causal-cc", ablations=8)
+    ranker = create_ranker("contextcite", model="tiny-causal-cc", ablations=8, surrogate="linear")
     a = run_splits(ranker, [first], ScoreStore(tmp_path / "a"), progress=False)[0].entry.scores
     b = run_splits(ranker, [second], ScoreStore(tmp_path / "b"), progress=False)[0].entry.scores
     assert a == b and len(a) == len(pairs)
+    assert all(np.ptp(row) > 1e-3 for row in a.values())
