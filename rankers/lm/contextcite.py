@@ -103,6 +103,10 @@ class ContextCiteRanker(LMRanker):
     name = "contextcite"
     version = "1"
     reproduction_tolerance = 2e-4
+    """The surrogate is fitted on float32 losses whose last bits move with the batch layout and
+    the CPU's kernels: recomputed alone (``sourcesum verify``, 8 sampled pairs of each XSum
+    entry, Intel Xeon), scores computed in document groups differed by at most 1.8e-5 (scores
+    reach 32); the authors' package, on the same masks, by at most 2.4e-5."""
     server_refusal = ""
 
     param_specs = {
