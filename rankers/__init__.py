@@ -31,6 +31,7 @@ BUILTIN_RANKERS = {
     "overlap_prior": "sourcesum.rankers.prior:OverlapPriorRanker",
     "probe": "sourcesum.rankers.lm.probe:ProbeRanker",
     "contextcite": "sourcesum.rankers.lm.contextcite:ContextCiteRanker",
+    "at2": "sourcesum.rankers.lm.at2:AT2Ranker",
 }
 """Built-in rankers, ``name -> "module:Class"``; add a line here for each new built-in."""
 

@@ -14,13 +14,13 @@ loader); they declare what they need and the runner computes it first:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 from sourcesum.data.pairs import Judgment, Pair
-from sourcesum.errors import RankerError
+from sourcesum.errors import LabelAccessError, RankerError
 from sourcesum.registry import Registry
 
 
@@ -82,6 +82,9 @@ class ProtocolSpec:
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    votes: bool = True
+    """False: the ranker learns from the training pairs' inputs and its bases' scores alone; their
+    votes are withheld (:class:`WithheldJudgments`), so its rows read no vote (zero-shot)."""
 
 
 class BaseScores:
@@ -105,6 +108,29 @@ class BaseScores:
         return list(self._by_split)
 
 
+class WithheldJudgments(Sequence[Judgment]):
+    """The judgments of training pairs under a protocol that withholds votes
+    (``ProtocolSpec.votes=False``): any read raises :class:`LabelAccessError`."""
+
+    def __init__(self, trained_on: tuple[str, ...]):
+        self.trained_on = trained_on
+
+    def _refuse(self) -> LabelAccessError:
+        return LabelAccessError(
+            f"the votes of the training pairs ({', '.join(self.trained_on)}) are withheld: this "
+            "ranker's protocol lets it learn from their inputs and its bases' scores only"
+        )
+
+    def __len__(self) -> int:
+        raise self._refuse()
+
+    def __getitem__(self, index: Any) -> Any:
+        raise self._refuse()
+
+    def __iter__(self) -> Iterator[Judgment]:
+        raise self._refuse()
+
+
 @dataclass(frozen=True)
 class TrainingData:
     """Labelled pairs a protocol allows a ranker to learn from, in a fixed order.
@@ -115,7 +141,8 @@ class TrainingData:
     of these pairs is ``graded >= min_relevant`` (their dataset's threshold)."""
 
     pairs: tuple[Pair, ...]
-    judgments: tuple[Judgment, ...]
+    judgments: Sequence[Judgment]
+    """One per pair; a :class:`WithheldJudgments` under a protocol that withholds votes."""
     trained_on: tuple[str, ...]
     min_relevant: float
     base_scores: tuple[np.ndarray, ...] | None = None

@@ -121,7 +121,7 @@ def _row(
         config.ranker,
         config.params,
         reference or config.reference,
-        supervised=config.protocol is not None and not config.reference,
+        supervised=config.protocol is not None and config.protocol.votes and not config.reference,
         name=name or default_name(config),
         board_splits=tuple(splits),
         facts=ranker_facts(config),

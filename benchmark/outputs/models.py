@@ -10,6 +10,8 @@ def format_model(model: dict[str, Any]) -> str:
     scored on the training pairs), weights by size."""
     if "probe" in model:
         return format_probe(model)
+    if model.get("model") == "at2":
+        return format_at2(model)
     default = ["C", "l1_ratio"] if model["model"] == "logistic" else ["trees"]
     names = model.get("hyper_names", default)
     search = "grid on the training pairs" if model["model"] == "grid" else "inner CV"
@@ -50,4 +52,15 @@ def format_probe(model: dict[str, Any]) -> str:
             lines.append(f"    inner CV C={row['C']:g}: nDCG {row['ndcg']:.4f}  AP {row['ap']:.4f}{mark}")
     else:
         lines.append(f"    {model['epochs_run']} epochs, the weights of epoch {model['best_epoch']} kept")
+    return "\n".join(lines)
+
+
+def format_at2(model: dict[str, Any]) -> str:
+    """A fitted ``at2``: where its head weights were fitted, and the heads of largest weight."""
+    lines = [
+        f"  at2 head weights fitted on {' + '.join(model['trained_on'])} ({model['pairs']} pairs, "
+        f"votes withheld), {model['features']} heads; largest weights:"
+    ]
+    for head in model["top_heads"]:
+        lines.append(f"      {head['weight']:+.4f}  layer {head['layer']} head {head['head']}")
     return "\n".join(lines)

@@ -27,7 +27,7 @@ def explain(ranker: Ranker, split: Split, store: ScoreStore | StoreStack) -> lis
         ranker.use_bases(bases)  # type: ignore[attr-defined]
     out: list[dict[str, object]] = []
     for assignment in protocol(config.protocol.name).assign(config.protocol, split, split.pairs):
-        train(ranker, assignment, bases)
+        train(ranker, assignment, bases, config.protocol.votes)
         described = describe()
         if described not in out:
             out.append(described)

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sourcesum.errors import RankerError, SourceSumError
+from sourcesum.errors import LabelAccessError, RankerError, SourceSumError
 from sourcesum.rankers.base import Ranker
-from sourcesum.rankers.context import BaseScores, TrainingData
+from sourcesum.rankers.context import BaseScores, TrainingData, WithheldJudgments
 from sourcesum.runner.configs import Configuration
 from sourcesum.runner.protocols import Assignment, protocol
 
 
-def training_data(assignment: Assignment, bases: BaseScores | None) -> TrainingData:
-    """The labelled pairs of ``assignment``, in order, with their bases' scores."""
+def training_data(assignment: Assignment, bases: BaseScores | None, votes: bool = True) -> TrainingData:
+    """The pairs of ``assignment``, in order, with their bases' scores and, unless ``votes`` is
+    False (the protocol withholds them), their judgments."""
     pairs, judgments, scores = [], [], []
     thresholds = {split.min_relevant for split, _ in assignment.training}
     if len(thresholds) != 1:
@@ -26,17 +27,20 @@ def training_data(assignment: Assignment, bases: BaseScores | None) -> TrainingD
                 scores.append(bases.of(split.name, split.pairs[i].id))
     return TrainingData(
         tuple(pairs),
-        tuple(judgments),
+        tuple(judgments) if votes else WithheldJudgments(assignment.trained_on),
         assignment.trained_on,
         thresholds.pop(),
         tuple(scores) if bases is not None else None,
     )
 
 
-def train(ranker: Ranker, assignment: Assignment, bases: BaseScores | None) -> None:
-    data = training_data(assignment, bases)
+def train(ranker: Ranker, assignment: Assignment, bases: BaseScores | None, votes: bool = True) -> None:
+    """``ranker.train`` on the pairs of ``assignment`` (their votes withheld unless ``votes``)."""
+    data = training_data(assignment, bases, votes)
     try:
         ranker.train(data)
+    except LabelAccessError as exc:
+        raise LabelAccessError(f"ranker {ranker.label} read a withheld vote in train(): {exc}") from exc
     except SourceSumError:
         raise
     except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the run silently

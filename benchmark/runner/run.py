@@ -239,7 +239,7 @@ def run_splits(
                 _fit(ranker, run.split)
             todo = [p for p in run.pairs if p.id not in run.entry.scores]
             for assignment in rule.assign(config.protocol, run.split, todo):
-                train(ranker, assignment, bases)
+                train(ranker, assignment, bases, config.protocol.votes)
                 _score_pending(ranker, [run], store, progress, only=assignment.pairs)
     elif splitwise(ranker):
         for run in pending:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -102,53 +102,66 @@ class AttentionRanker(LMRanker):
             return self._score_document(pairs)
 
     def _score_document(self, pairs: Sequence[Pair]) -> list[Sequence[float]]:
-        import torch
-        from sourcesum.rankers.lm.engine import (
-            batches,
-            cache_arguments,
-            expand_state,
-            last_logits_only,
-            pad_batch,
-            run_context,
-        )
-
         lm = self.lm()
-        model, tok = lm.model, lm.tokenizer
-        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        config = lm.model.config
+        config = config.get_text_config() if hasattr(config, "get_text_config") else config
         layers = parse_layers(self.layers, config.num_hidden_layers)
         normalize = self.normalize == "length"
-        sentences = pairs[0].sentences
-        if lm.seq2seq:
-            masses: list[np.ndarray] = []
-            context = seq2seq_context(tok, sentences)
-            self.check_fits(context, pairs, [0] * len(pairs))
-            ids = torch.tensor([context.ids()], device=model.device)
-            encoded = model.get_encoder()(input_ids=ids)
-            for pair in pairs:
-                labels = torch.tensor([seq2seq_summary(tok, pair.summary)], device=model.device)
-                out = model(encoder_outputs=encoded, labels=labels, output_attentions=True)
-                query_mask = torch.ones(labels.shape, device=model.device)
-                masses.append(sentence_mass(out.cross_attentions, layers, query_mask, context, normalize)[0])
-            return [m.tolist() for m in masses]
-        context = causal_context(tok, sentences, self.template)
-        summaries = [causal_summary(tok, p.summary) for p in pairs]
-        self.check_fits(context, pairs, [len(s) for s in summaries])
-        state = run_context(model, context.ids())
         rows: dict[int, np.ndarray] = {}
-        for bucket in batches(model, [len(s) for s in summaries], self.batch_size):
-            ids, mask = pad_batch([summaries[i] for i in bucket], model.device)
-            cache, context_mask = expand_state(model, state, len(bucket))
-            out = model(
-                input_ids=ids,
-                attention_mask=torch.cat([context_mask, mask], 1),
-                output_attentions=True,
-                use_cache=True,
-                **cache_arguments(model, cache),
-                **last_logits_only(model),  # the attentions are read, never the logits
-            )
-            if out.attentions is None or out.attentions[0] is None:
-                raise SourceSumError(f"model {self.model} returned no attentions; it needs eager attention")
-            rows.update(
-                zip(bucket, sentence_mass(out.attentions, layers, mask, context, normalize), strict=True)
-            )
-        return [rows[i].tolist() for i in range(len(summaries))]
+        for chosen, attentions, query_mask, context in attention_passes(self, pairs):
+            masses = sentence_mass(attentions, layers, query_mask, context, normalize)
+            rows.update(zip(chosen, masses, strict=True))
+        return [rows[i].tolist() for i in range(len(pairs))]
+
+
+def attention_passes(
+    ranker: LMRanker, pairs: Sequence[Pair]
+) -> Iterator[tuple[list[int], Sequence[torch.Tensor], torch.Tensor, Context]]:
+    """Teacher-forced passes over the summaries of ``pairs`` (one document; under
+    ``torch.inference_mode``) with ``ranker``'s model, template and batch size. Per pass: the
+    indices of its pairs, every layer's attention ``(batch, heads, queries, keys)``, the mask of
+    the valid query positions ``(batch, queries)``, and the context whose segments the keys
+    hold. Seq2seq: cross-attention, the encoder run once, one pass per summary; causal:
+    self-attention from the summary's positions, the document's cache shared by its summaries
+    (batches from :func:`~sourcesum.rankers.lm.engine.batches`)."""
+    import torch
+    from sourcesum.rankers.lm.engine import (
+        batches,
+        cache_arguments,
+        expand_state,
+        last_logits_only,
+        pad_batch,
+        run_context,
+    )
+
+    lm = ranker.lm()
+    model, tok = lm.model, lm.tokenizer
+    sentences = pairs[0].sentences
+    if lm.seq2seq:
+        context = seq2seq_context(tok, sentences)
+        ranker.check_fits(context, pairs, [0] * len(pairs))
+        ids = torch.tensor([context.ids()], device=model.device)
+        encoded = model.get_encoder()(input_ids=ids)
+        for i, pair in enumerate(pairs):
+            labels = torch.tensor([seq2seq_summary(tok, pair.summary)], device=model.device)
+            out = model(encoder_outputs=encoded, labels=labels, output_attentions=True)
+            yield [i], out.cross_attentions, torch.ones(labels.shape, device=model.device), context
+        return
+    context = causal_context(tok, sentences, ranker.template)
+    summaries = [causal_summary(tok, p.summary) for p in pairs]
+    ranker.check_fits(context, pairs, [len(s) for s in summaries])
+    state = run_context(model, context.ids())
+    for bucket in batches(model, [len(s) for s in summaries], ranker.batch_size):
+        ids, mask = pad_batch([summaries[i] for i in bucket], model.device)
+        cache, context_mask = expand_state(model, state, len(bucket))
+        out = model(
+            input_ids=ids,
+            attention_mask=torch.cat([context_mask, mask], 1),
+            output_attentions=True,
+            use_cache=True,
+            **cache_arguments(model, cache),
+            **last_logits_only(model),  # the attentions are read, never the logits
+        )
+        if out.attentions is None or out.attentions[0] is None:
+            raise SourceSumError(f"model {ranker.model} returned no attentions; it needs eager attention")
+        yield list(bucket), out.attentions, mask, context

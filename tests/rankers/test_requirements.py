@@ -56,6 +56,7 @@ MODEL_RANKERS = {
     "llm_judge": {"lm": ("torch", "transformers", "gguf")},
     "probe": {"lm": ("torch", "transformers", "gguf")},
     "contextcite": {"lm": ("torch", "transformers", "gguf")},
+    "at2": {"lm": ("torch", "transformers", "gguf")},
 }
 
 
