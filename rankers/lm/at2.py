@@ -174,16 +174,25 @@ class AT2Ranker(LMRanker):
         self._bases = scores
 
     # -- features ---------------------------------------------------------------------------------
-    def features(self, pairs: Sequence[Pair]) -> list[np.ndarray]:
-        """``(n_sentences, layers x heads)`` per pair, the pairs of one document at a time."""
+    def features(self, pairs: Sequence[Pair], progress: str = "") -> list[np.ndarray]:
+        """``(n_sentences, layers x heads)`` per pair, the pairs of one document at a time
+        (``progress``: a bar with this description, shown on a terminal only)."""
         import torch
+        from tqdm.auto import tqdm
 
         groups: dict[tuple[str, tuple[str, ...]], list[int]] = {}
         for k, pair in enumerate(pairs):
             groups.setdefault((pair.document_key, pair.sentences), []).append(k)
         out: dict[int, np.ndarray] = {}
         with torch.inference_mode():
-            for members in groups.values():
+            bar = tqdm(
+                groups.values(),
+                desc=progress,
+                unit="document",
+                leave=False,
+                disable=None if progress else True,
+            )
+            for members in bar:
                 document = [pairs[k] for k in members]
                 for chosen, attentions, query_mask, context in attention_passes(self, document):
                     rows = head_features(attentions, query_mask, context)
@@ -198,7 +207,7 @@ class AT2Ranker(LMRanker):
         ids = tuple(f"{p.split}/{p.id}" for p in data.pairs)
         if ids not in self._fits:  # e.g. both XSum splits are scored by one fit on CNN/DM
             targets = [np.asarray(scores[0], dtype=float) for scores in data.base_scores]
-            features = self.features(data.pairs)
+            features = self.features(data.pairs, f"{self.name} features of the training pairs")
             self._fits[ids] = fit_head_weights(features, targets, self.steps, self.lr, self.batch, self.seed)
         self._theta, self._trained_on, self._pairs = self._fits[ids], tuple(data.trained_on), len(ids)
 
