@@ -13,8 +13,8 @@ between the package's weights and the ranker's scores, and whether every pair ra
 sentences the same (ties included).
 
 The package is not a dependency of the harness (it pulls spaCy and NLTK): install it where this
-script runs (``pip install context-cite`` with PyTorch already installed, or ``--packages DIR``
-naming a folder it was installed into with ``pip install --target DIR``).
+script runs (the ``crosscheck`` extra: ``bash scripts/setup.sh --extras crosscheck``, or
+``--packages DIR`` naming a folder it was installed into with ``pip install --target DIR``).
 
     python scripts/crosscheck_contextcite.py [--split xsum_pegasus] [--pairs 20] [--packages DIR]
 """
@@ -25,43 +25,35 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 
-def main() -> int:
-    description, _, details = __doc__.partition("\n\n")
-    parser = argparse.ArgumentParser(
-        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--split", default="xsum_pegasus")
-    parser.add_argument("--pairs", type=int, default=20)
-    parser.add_argument("--packages", help="a folder holding context_cite (pip install --target)")
-    args = parser.parse_args()
-    if args.packages:
-        sys.path.append(args.packages)  # after the environment's own packages, which win
+def import_package() -> Any:
+    """The package's functions used here, or an ``error:`` line and exit 2."""
     try:
-        from context_cite.solver import LassoRegression
-        from context_cite.utils import _get_response_logit_probs, aggregate_logit_probs
+        from context_cite import solver, utils
     except ImportError as exc:
         print(
             f"error: the authors' package context-cite is not importable ({exc}); pip install context-cite",
             file=sys.stderr,
         )
-        return 2
-    import torch
+        raise SystemExit(2) from exc
+    return solver, utils
+
+
+def compare(ranker: Any, pairs: Sequence[Any]) -> dict[str, Any]:
+    """The report the script prints, for ``ranker`` (``contextcite``, causal) on ``pairs``."""
     from datasets import Dataset
-    from sourcesum.data import load_split
-    from sourcesum.rankers import create_ranker
     from sourcesum.rankers.lm.contextcite import draw_masks, sequence_logit
     from sourcesum.rankers.lm.engine import causal_variants_nll
     from sourcesum.rankers.lm.inputs import causal_context, causal_summary
 
-    torch.manual_seed(0)
-    ranker = create_ranker("contextcite", dtype="float32", device="cpu")
+    solver, utils = import_package()
     lm = ranker.lm()
     tokenizer, model = lm.tokenizer, lm.model
-    pairs = list(load_split(args.split).pairs[: args.pairs])
     started = time.perf_counter()
     ours = ranker.score_batch(pairs)
     ours_seconds = time.perf_counter() - started
@@ -75,16 +67,18 @@ def main() -> int:
         masks = draw_masks(
             pair.document_key, list(range(pair.n_sentences)), ranker.ablations, ranker.keep, ranker.seed
         )
-        data = {"input_ids": [], "attention_mask": [], "labels": []}
+        data: dict[str, list[list[int]]] = {"input_ids": [], "attention_mask": [], "labels": []}
         for mask in masks:
             prompt = context.ids(keep=mask)
             data["input_ids"].append(prompt + response)
             data["attention_mask"].append([1] * (len(prompt) + len(response)))
             data["labels"].append([-100] * len(prompt) + response)
         started = time.perf_counter()
-        logit_probs = _get_response_logit_probs(Dataset.from_dict(data), model, tokenizer, len(response), 1)
-        outputs = aggregate_logit_probs(logit_probs.astype(np.float32))
-        weights, _ = LassoRegression(ranker.alpha).fit(masks, outputs, len(response))
+        logit_probs = utils._get_response_logit_probs(
+            Dataset.from_dict(data), model, tokenizer, len(response), 1
+        )
+        outputs = utils.aggregate_logit_probs(logit_probs.astype(np.float32))
+        weights, _ = solver.LassoRegression(ranker.alpha).fit(masks, outputs, len(response))
         package_seconds += time.perf_counter() - started
         nll = causal_variants_nll(model, context, [context.kept(m) for m in masks], [response], 1)[0]
         targets = sequence_logit(nll, len(response))
@@ -98,24 +92,40 @@ def main() -> int:
         rows.append(
             {"pair": pair.id, "sentences": pair.n_sentences, "max_weight_diff": gap, "same_ranking": same}
         )
-    print(
-        json.dumps(
-            {
-                "split": args.split,
-                "pairs": len(pairs),
-                "ablations": ranker.ablations,
-                "model": ranker.model,
-                "max_target_diff": target_diff,
-                "max_weight_diff": weight_diff,
-                "max_abs_weight": max(float(np.max(np.abs(s))) for s in ours),
-                "same_ranking": same_order,
-                "ranker_seconds": round(ours_seconds, 1),
-                "package_seconds": round(package_seconds, 1),
-                "per_pair": rows,
-            },
-            indent=2,
-        )
+    return {
+        "pairs": len(pairs),
+        "ablations": ranker.ablations,
+        "max_target_diff": target_diff,
+        "max_weight_diff": weight_diff,
+        "max_abs_weight": max(float(np.max(np.abs(s))) for s in ours),
+        "same_ranking": same_order,
+        "ranker_seconds": round(ours_seconds, 1),
+        "package_seconds": round(package_seconds, 1),
+        "per_pair": rows,
+    }
+
+
+def main() -> int:
+    description, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--split", default="xsum_pegasus")
+    parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--packages", help="a folder holding context_cite (pip install --target)")
+    args = parser.parse_args()
+    if args.packages:
+        sys.path.append(args.packages)  # after the environment's own packages, which win
+    import_package()
+    import torch
+    from sourcesum.data import load_split
+    from sourcesum.rankers import create_ranker
+
+    torch.manual_seed(0)
+    ranker = create_ranker("contextcite", dtype="float32", device="cpu")
+    pairs = list(load_split(args.split).pairs[: args.pairs])
+    report = compare(ranker, pairs)
+    print(json.dumps({"split": args.split, "model": ranker.model, **report}, indent=2))
     return 0
 
 

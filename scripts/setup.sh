@@ -3,7 +3,8 @@
 # extras asked for.
 #
 #   bash scripts/setup.sh                      every extra pyproject.toml declares but
-#                                              llm-server (test,lm,site,learned,llm,docs,hf,release):
+#                                              llm-server (test,lm,site,learned,llm,docs,hf,release,
+#                                              crosscheck):
 #                                              what scripts/test.sh and check_readme need; with
 #                                              SOURCESUM_REQUIRE_LLM_SERVER=1 (.ci/run) llm-server too
 #   bash scripts/setup.sh --extras LIST        only these extras (comma-separated; "none" or ""
@@ -16,7 +17,8 @@
 # (LightGBM); docs (MkDocs); hf (Hugging Face datasets: export --format hf); llm-server
 # (llama-cpp-python[server] for the real-server tests:
 # compiles llama.cpp from source the first time: 29 minutes on 2 cores at load 3.5-7); release
-# (build and twine: scripts/release.sh).
+# (build and twine: scripts/release.sh); crosscheck (the authors' packages context-cite and at2,
+# with spaCy and NLTK: the cross-checks of contextcite and at2).
 # The core package (no torch) is all `sourcesum leaderboard` needs: scripts/leaderboard.sh asks
 # for --extras none. torch is installed first, as below, only with an extra that names it.
 #

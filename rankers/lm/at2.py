@@ -2,10 +2,12 @@
 
 Cohen-Wang et al. 2025 (*Learning to Attribute with Attention*, arXiv 2504.13752; the authors'
 package ``at2``). Features: for sentence ``i``, ``f_i`` in R^(L x H) holds, per layer ``l`` and
-head ``h``, the attention the summary's tokens pay to the sentence's tokens: the mean over the
-summary's tokens of the sum over the sentence's (one teacher-forced pass, as ``attention``'s:
-causal self-attention after ``template``'s document, seq2seq cross-attention). Score:
-``s_i = theta . f_i``.
+head ``h``, the attention paid to the sentence's tokens by the positions that predict the
+summary's tokens: the mean over those positions of the sum over the sentence's tokens (one
+teacher-forced pass, as ``attention``'s; causal self-attention after ``template``'s document from
+the document's last position and the summary's tokens but its last, as the package's
+``get_attention_weights`` reads them; seq2seq cross-attention from the decoder's positions).
+Score: ``s_i = theta . f_i``.
 
 ``theta`` is fitted as the package's trainer fits it: initialised to ``1 / (L x H)``, Adam with
 learning rate ``lr`` under a cosine schedule over ``steps`` steps, the gradient's norm clipped at
@@ -122,7 +124,7 @@ class AT2Ranker(LMRanker):
     leave-one-out effects on other pairs (module docstring)."""
 
     name = "at2"
-    version = "1"
+    version = "2"
     eager_attention = True
     reproduction_tolerance = 1e-4
     server_refusal = "OpenAI-compatible servers return no attention weights; use backend=local"
@@ -193,8 +195,8 @@ class AT2Ranker(LMRanker):
                 disable=None if progress else True,
             )
             for members in bar:
-                document = [pairs[k] for k in members]
-                for chosen, attentions, query_mask, context in attention_passes(self, document):
+                passes = attention_passes(self, [pairs[k] for k in members], predicting=True)
+                for chosen, attentions, query_mask, context in passes:
                     rows = head_features(attentions, query_mask, context)
                     out.update((members[i], row) for i, row in zip(chosen, rows, strict=True))
         return [out[k] for k in range(len(pairs))]

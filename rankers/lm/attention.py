@@ -115,15 +115,18 @@ class AttentionRanker(LMRanker):
 
 
 def attention_passes(
-    ranker: LMRanker, pairs: Sequence[Pair]
+    ranker: LMRanker, pairs: Sequence[Pair], predicting: bool = False
 ) -> Iterator[tuple[list[int], Sequence[torch.Tensor], torch.Tensor, Context]]:
     """Teacher-forced passes over the summaries of ``pairs`` (one document; under
     ``torch.inference_mode``) with ``ranker``'s model, template and batch size. Per pass: the
     indices of its pairs, every layer's attention ``(batch, heads, queries, keys)``, the mask of
     the valid query positions ``(batch, queries)``, and the context whose segments the keys
-    hold. Seq2seq: cross-attention, the encoder run once, one pass per summary; causal:
-    self-attention from the summary's positions, the document's cache shared by its summaries
-    (batches from :func:`~sourcesum.rankers.lm.engine.batches`)."""
+    hold. Seq2seq: cross-attention, the encoder run once, one pass per summary, the queries the
+    decoder's positions (each predicts one summary token); causal: self-attention, the
+    document's cache shared by its summaries (batches from
+    :func:`~sourcesum.rankers.lm.engine.batches`), the queries the summary's tokens or, with
+    ``predicting``, the positions that predict them (the context's last token and the summary's
+    tokens but its last, as the ``at2`` package reads them)."""
     import torch
     from sourcesum.rankers.lm.engine import (
         batches,
@@ -150,9 +153,11 @@ def attention_passes(
     context = causal_context(tok, sentences, ranker.template)
     summaries = [causal_summary(tok, p.summary) for p in pairs]
     ranker.check_fits(context, pairs, [len(s) for s in summaries])
-    state = run_context(model, context.ids())
-    for bucket in batches(model, [len(s) for s in summaries], ranker.batch_size):
-        ids, mask = pad_batch([summaries[i] for i in bucket], model.device)
+    full = context.ids()
+    state = run_context(model, full[:-1] if predicting else full)
+    queries = [[full[-1], *s[:-1]] for s in summaries] if predicting else summaries
+    for bucket in batches(model, [len(q) for q in queries], ranker.batch_size):
+        ids, mask = pad_batch([queries[i] for i in bucket], model.device)
         cache, context_mask = expand_state(model, state, len(bucket))
         out = model(
             input_ids=ids,

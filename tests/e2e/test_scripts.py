@@ -89,16 +89,19 @@ def test_script_imports_and_answers_help(script: Path, monkeypatch, capsys):
     )
 
 
-def test_the_contextcite_crosscheck_names_the_missing_package(monkeypatch, capsys):
-    """Without the authors' package (not a dependency), one error line and exit 2, before any
+@pytest.mark.parametrize(
+    ("script", "package", "name"),
+    [("crosscheck_contextcite.py", "context_cite", "context-cite"), ("crosscheck_at2.py", "at2", "at2")],
+)
+def test_a_crosscheck_names_the_missing_package(monkeypatch, capsys, script, package, name):
+    """Without the authors' package (the crosscheck extra), one error line and exit 2, before any
     model is loaded."""
-    monkeypatch.setitem(sys.modules, "context_cite", None)
-    monkeypatch.setitem(sys.modules, "context_cite.solver", None)
+    monkeypatch.setitem(sys.modules, package, None)
     with pytest.raises(SystemExit) as exited:
-        run_as_main(PROJECT_ROOT / "scripts" / "crosscheck_contextcite.py", ["--pairs", "1"], monkeypatch)
+        run_as_main(PROJECT_ROOT / "scripts" / script, ["--pairs", "1"], monkeypatch)
     err = capsys.readouterr().err.strip().splitlines()
     assert exited.value.code == 2 and len(err) == 1
-    assert err[0].startswith("error: the authors' package context-cite is not importable")
+    assert err[0].startswith(f"error: the authors' package {name} is not importable")
 
 
 def board_pairs() -> int:
