@@ -6,8 +6,10 @@ layer and the floor in minutes per dtype and matmul path, plus the total floor o
 dtype and path (``attribution``, which needs gradients, counted on the default path under
 every path, as it runs). The ``probe`` ranker's passes are counted apart (``probe:blind``,
 ``probe:conditioned``: the states of every pair of the splits, from an empty cache; not in
-the total), and so is ``contextcite`` (its default 32 ablations: the full context once, each
-distinct ablated context after its first deleted sentence, every summary after each).
+the total), and so are ``contextcite`` (its default 32 ablations: the full context once, each
+distinct ablated context after its first deleted sentence, every summary after each) and
+``at2`` (its features' pass over the scored pairs; its fit reads the training pairs' features
+with the same pass).
 
 For the default model (or ``--model``) it counts the tokens each ranker must run through the
 model over SourceSum's four board splits (or ``--split``; the engine's own inputs: the runner's

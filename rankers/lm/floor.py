@@ -9,7 +9,10 @@ pair, from an empty state cache; the body only, once per document in ``blind`` m
 summary in ``conditioned`` mode); they are not in :data:`RANKERS`' total, and neither is
 ``contextcite`` (its default 32 ablations: the full context once, each distinct ablated
 context of a summary's design after its first deleted sentence, and the summaries sharing that
-design after each, with their logits).
+design after each, with their logits) nor ``at2`` (the pass that reads a pair's features: the
+document but its last token once, then per summary the positions that predict it, as many as
+its tokens; its fit reads the training pairs' features with the same pass, so a run of the
+four splits under ``cross-corpus`` runs this count twice).
 
 A document is ``(sentences, summaries, document)``: ``document`` is its text, from which
 ``contextcite`` seeds its masks (as :attr:`Pair.document_key <sourcesum.data.pairs.Pair.document_key>`
@@ -63,7 +66,7 @@ def token_counts(
     reading (context + summary) exceeds it is not run by the rankers that read the whole
     document (``perplexity_gain``, ``attention``, ``attribution``), as under ``overflow=ties``.
     """
-    names = (*RANKERS, *(f"probe:{m}" for m in PROBE_MODES), "contextcite")
+    names = (*RANKERS, *(f"probe:{m}" for m in PROBE_MODES), "contextcite", "at2")
     counts = {name: {"body": 0, "logits": 0} for name in names}
     counts["pmi"]["body"] += 1  # the start token's own pass, once per run
     chooser = PerplexityGainRanker(shortlist=shortlist) if shortlist else None
@@ -105,6 +108,7 @@ def token_counts(
             counts["perplexity_gain"]["body"] += length + suffixes + variants * summary_tokens
             counts["perplexity_gain"]["logits"] += variants * summary_tokens
             counts["attention"]["body"] += length + summary_tokens
+            counts["at2"]["body"] += length - 1 + summary_tokens
             # contextcite: the full context once; per group of summaries sharing a design, each
             # distinct ablated context after its first deleted sentence, the group after each
             pairs = [

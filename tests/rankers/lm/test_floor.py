@@ -120,6 +120,17 @@ def test_the_floor_counts_the_tokens_the_ranker_runs(counted, floor, ranker):
     assert tally["body"] == expected["body"]
 
 
+def test_the_floor_counts_the_passes_that_read_at2s_features(counted, floor):
+    """``at2`` scores a pair from one pass (its features); its fit reads the training pairs'
+    features with the same pass, so the count of the scored pairs is the whole inference."""
+    tokenizer, tally = counted
+    pairs = [make_pair(SENTENCES, s, pair_id=f"hand__{i}") for i, s in enumerate(SUMMARIES)]
+    expected = floor(documents=HAND_DOCUMENTS)["rankers"]["at2"]
+    tally["body"] = 0
+    create_ranker("at2", model="tiny-floor", device="cpu").features(pairs)
+    assert tally["body"] == expected["body"] > 0
+
+
 @pytest.mark.parametrize("ranker", ["perplexity_gain", "pmi", "attention", "contextcite"])
 def test_the_floor_counts_what_the_runner_runs_across_splits(counted, floor, ranker, tmp_path):
     """On splits that share documents (and a split repeating another's pairs), the floor's
