@@ -46,6 +46,19 @@ def tiny_llama(tokenizer, dtype=None, seed: int = 0, attn_implementation: str = 
     return model.to(dtype or torch.float32).eval()
 
 
+def register_eager(name: str, build=None, **options):
+    """A tiny model with eager attention (``build(tokenizer, attn_implementation="eager",
+    **options)``, :func:`tiny_llama` by default) registered as ``name`` for every ranker, those
+    that read attention weights included: ``(model, tokenizer)``."""
+    from sourcesum.rankers.lm.loading import register_loaded
+
+    tokenizer = tiny_tokenizer()
+    model = (build or tiny_llama)(tokenizer, attn_implementation="eager", **options)
+    for eager in (False, True):
+        register_loaded(name, model, tokenizer, eager_attention=eager)
+    return model, tokenizer
+
+
 def tiny_bart(
     tokenizer, dtype=None, seed: int = 0, attn_implementation: str = "sdpa", scale_embedding: bool = True
 ):

@@ -11,11 +11,10 @@ from sourcesum.rankers import RANKERS, create_ranker
 from sourcesum.rankers.context import WithheldJudgments
 from sourcesum.rankers.lm.at2 import fit_head_weights
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
-from sourcesum.rankers.lm.loading import register_loaded
 from sourcesum.runner.configs import Configuration
 from sourcesum.runner.run import run_splits
 from sourcesum.store.stores import ScoreStore, StoreStack
-from support.models import tiny_llama, tiny_tokenizer
+from support.models import register_eager
 from support.pairs import make_pair
 from support.votes import ALPHA, BETA, permute_votes
 
@@ -30,11 +29,7 @@ DOC = [
 
 @pytest.fixture(scope="module")
 def tiny_eager():
-    tok = tiny_tokenizer()
-    model = tiny_llama(tok, seed=5, attn_implementation="eager")
-    for eager in (False, True):
-        register_loaded(MODEL, model, tok, eager_attention=eager)
-    return model, tok
+    return register_eager(MODEL, seed=5)
 
 
 def test_features_are_the_per_head_attention_predicting_the_summary_to_each_sentence(tiny_eager):

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from sourcesum.rankers import create_ranker
-from sourcesum.rankers.lm.loading import register_loaded
-from support.models import tiny_llama, tiny_tokenizer
+from support.models import register_eager
 from support.pairs import make_pair
 from support.skips import skip_group
 
@@ -54,10 +53,7 @@ def crosscheck(script: str, package: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def tiny():
-    tok = tiny_tokenizer()
-    model = tiny_llama(tok, seed=7, attn_implementation="eager")
-    for eager in (False, True):
-        register_loaded(MODEL, model, tok, eager_attention=eager)
+    register_eager(MODEL, seed=7)
     return [make_pair(DOC, s, pair_id=f"d__{i}") for i, s in enumerate(SUMMARIES)]
 
 

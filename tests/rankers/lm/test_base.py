@@ -25,7 +25,7 @@ from sourcesum.runner.configs import Configuration
 from sourcesum.runner.run import run_splits
 from sourcesum.runner.selection import Selection
 from sourcesum.store.stores import ScoreStore
-from support.models import naive_nll, tiny_bart, tiny_llama, tiny_tokenizer
+from support.models import naive_nll, register_eager, tiny_bart, tiny_llama, tiny_tokenizer
 from support.pairs import make_pair, make_split
 
 DOC = [
@@ -58,11 +58,7 @@ def tiny_causal():
 
 @pytest.fixture(scope="module")
 def tiny_seq2seq():
-    tok = tiny_tokenizer()
-    model = tiny_bart(tok, attn_implementation="eager", scale_embedding=False)
-    for eager in (False, True):
-        register_loaded("tiny-seq2seq", model, tok, eager_attention=eager)
-    return model, tok
+    return register_eager("tiny-seq2seq", tiny_bart, scale_embedding=False)
 
 
 def _pairs():
