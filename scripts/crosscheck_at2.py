@@ -4,22 +4,22 @@ training targets. Prints JSON.
 For each of the first ``--pairs`` pairs of ``--split`` (default 20 of ``xsum_pegasus``), on the
 ranker's token ids (the document, then the summary: ``causal_context`` and ``causal_summary``):
 
-- **features**: the package's ``get_attention_weights`` (attention recomputed from the hidden
-  states of one uncached pass over every token but the last, the queries the positions that
-  predict the summary's tokens) summed over each sentence's tokens and averaged over the
-  queries, as ``AT2Attributor`` aggregates them, against :meth:`AT2Ranker.features`;
+- **features**: the package's ``AttentionFeatureExtractor`` (attention recomputed from the
+  hidden states of one uncached pass over every token but the last, the queries the positions
+  that predict the summary's tokens) summed over each sentence's tokens and averaged over the
+  queries, as its attributor aggregates scores, against :meth:`AT2Ranker.features`;
 - **fit**: the package's ``LinearScoreEstimator`` (uniform start, L1-normalised at the end) and
   ``PearsonCorrelationLoss`` (its ``1e-8`` in the denominator included) under the trainer's
   recipe (Adam, cosine schedule, gradient norm clipped at 1) on the same features, targets and
   sampled pairs per step, in float64, against :func:`fit_head_weights`; the targets are
   ``perplexity_gain``'s gains on the pairs (the model's own leave-one-out effects);
-- **scores**: the package's estimator (its fitted weights) on its features against the ranker's
-  scores with its own weights, and whether every pair ranks its sentences the same (ties
-  included).
+- **scores**: the package's ``ScoreEstimationAttributor`` (its estimator with its fitted
+  weights, over the whole summary) against the ranker's scores with its own weights, and whether
+  every pair ranks its sentences the same (ties included).
 
-The package is not a dependency of the core harness: install the ``crosscheck`` extra
-(``bash scripts/setup.sh --extras crosscheck``) or name a folder it was installed into with
-``pip install --target`` (``--packages DIR``).
+The package is not a dependency of the core harness: install the ``lm`` and ``crosscheck``
+extras (``bash scripts/setup.sh --extras lm,crosscheck``) or name a folder it was installed into
+with ``pip install --target`` (``--packages DIR``).
 
     python scripts/crosscheck_at2.py [--split xsum_pegasus] [--pairs 20] [--steps 200] [--packages DIR]
 """
@@ -39,47 +39,78 @@ import numpy as np
 def import_package() -> Any:
     """The package's modules used here, or an ``error:`` line and exit 2."""
     try:
-        from at2.attribution import attention, score_estimators, trainer
+        from at2.attribution import attributors, features, score_estimators, trainer
     except ImportError as exc:
-        print(f"error: the authors' package at2 is not importable ({exc}); pip install at2", file=sys.stderr)
+        print(
+            f"error: the authors' package at2 is not importable ({exc}); install the crosscheck extra",
+            file=sys.stderr,
+        )
         raise SystemExit(2) from exc
-    return attention, score_estimators, trainer
+    return attributors, features, score_estimators, trainer
 
 
-def package_features(ranker: Any, pair: Any) -> np.ndarray:
-    """``(n_sentences, layers x heads)`` from the package's attention weights (module docstring)."""
+class PackageTask:
+    """What the package's feature extractor and attributor read of an ``AttributionTask``: the
+    model, its hidden states over every token but the last (as the package's task computes
+    them), the summary's token range and each sentence's."""
+
+    def __init__(self, ranker: Any, pair: Any) -> None:
+        import torch
+        from sourcesum.rankers.lm.inputs import causal_context, causal_summary
+
+        lm = ranker.lm()
+        context = causal_context(lm.tokenizer, pair.sentences, ranker.template)
+        summary = list(causal_summary(lm.tokenizer, pair.summary))
+        ids = torch.tensor([context.ids() + summary], device=lm.model.device)
+        with torch.no_grad():
+            hidden = lm.model(input_ids=ids, output_hidden_states=True).hidden_states
+        self.model = lm.model
+        self.hidden_states = [h[:, :-1] for h in hidden]
+        self.target_token_range = (len(context.ids()), ids.shape[1])
+        self.source_token_ranges = [
+            (s, s + len(seg)) for s, seg in zip(context.starts, context.segments, strict=True)
+        ]
+
+
+def package_extractor(model: Any) -> Any:
+    """The package's ``AttentionFeatureExtractor`` for ``model`` (its type from its config)."""
+    _, features, _, _ = import_package()
+    config = model.config
+    return features.AttentionFeatureExtractor(
+        config.num_hidden_layers, config.num_attention_heads, model_type=config.model_type
+    )
+
+
+def package_features(task: PackageTask) -> np.ndarray:
+    """``(n_sentences, layers x heads)``: the package extractor's per-token features (attention
+    of each predicting position to each token, per head), summed over each sentence's tokens and
+    averaged over the predicting positions, the aggregation its attributor applies to scores."""
     import torch
-    from sourcesum.rankers.lm.inputs import causal_context, causal_summary
 
-    attention, _, _ = import_package()
-    lm = ranker.lm()
-    context = causal_context(lm.tokenizer, pair.sentences, ranker.template)
-    summary = list(causal_summary(lm.tokenizer, pair.summary))
-    ids = torch.tensor([context.ids() + summary], device=lm.model.device)
     with torch.no_grad():
-        hidden = lm.model(input_ids=ids, output_hidden_states=True).hidden_states
-    hidden_states = [h[:, :-1] for h in hidden]  # as the package's task computes them
-    start = len(context.ids())
-    weights = attention.get_attention_weights(
-        lm.model, hidden_states, attribution_start=start, attribution_end=ids.shape[1], model_type="llama"
-    )  # (layers, heads, summary tokens, tokens - 1)
-    layers, heads = weights.shape[:2]
-    flat = weights.permute(2, 3, 0, 1).reshape(weights.shape[2], weights.shape[3], layers * heads)
-    per_source = [
-        flat[:, s : s + len(seg)].sum(dim=1) for s, seg in zip(context.starts, context.segments, strict=True)
-    ]
+        per_token = package_extractor(task.model)(task, *task.target_token_range)  # (queries, keys, F)
+    per_source = [per_token[:, s:e].sum(dim=1) for s, e in task.source_token_ranges]
     return torch.stack(per_source, dim=1).mean(dim=0).double().cpu().numpy()  # type: ignore[no-any-return]
 
 
-def package_estimator(width: int) -> Any:
-    """The package's ``LinearScoreEstimator`` over ``width`` features, in float64 (its extractor
-    is read for the feature count only)."""
-    _, score_estimators, _ = import_package()
-    extractor = type("Width", (), {"num_features": width})()
-    return score_estimators.LinearScoreEstimator(extractor).double()
+def package_scores(task: PackageTask, theta: np.ndarray) -> np.ndarray:
+    """The package's ``ScoreEstimationAttributor`` scores of the sentences for the whole summary,
+    its estimator's weights set to ``theta``."""
+    import torch
+
+    attributors, _, score_estimators, _ = import_package()
+    estimator = score_estimators.LinearScoreEstimator(package_extractor(task.model))
+    with torch.no_grad():
+        estimator.linear.weight[0] = torch.as_tensor(theta)
+    start, end = task.target_token_range
+    scores = attributors.ScoreEstimationAttributor(task, estimator).get_attribution_scores(
+        token_start=0, token_end=end - start
+    )
+    return np.asarray(scores, dtype=float)
 
 
 def package_fit(
+    model: Any,
     features: Sequence[np.ndarray],
     targets: Sequence[np.ndarray],
     steps: int,
@@ -87,15 +118,15 @@ def package_fit(
     batch: int,
     seed: int,
 ) -> np.ndarray:
-    """The head weights the package's estimator and loss reach under its trainer's recipe, on the
-    pairs :func:`fit_head_weights` keeps and the same pairs sampled per step (one pair per loss
-    call: the package's batches need one sentence count; the mean over the step's pairs is the
-    package's ``reduction="mean"``)."""
+    """The head weights the package's estimator (over ``model``'s extractor) and loss reach under
+    its trainer's recipe, on the pairs :func:`fit_head_weights` keeps and the same pairs sampled
+    per step (one pair per loss call: the package's batches need one sentence count; the mean
+    over the step's pairs is the package's ``reduction="mean"``), in float64."""
     import torch
 
-    _, _, trainer = import_package()
+    _, _, score_estimators, trainer = import_package()
     usable = [(x, t) for x, t in zip(features, targets, strict=True) if len(t) >= 2 and np.ptp(t) > 0]
-    estimator = package_estimator(usable[0][0].shape[1])
+    estimator = score_estimators.LinearScoreEstimator(package_extractor(model)).double()
     loss_fn = trainer.PearsonCorrelationLoss()
     optimizer = torch.optim.Adam(estimator.parameters(), lr=lr)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=steps)
@@ -125,26 +156,24 @@ def same_ranking(a: Sequence[float], b: Sequence[float]) -> bool:
 
 def compare(ranker: Any, pairs: Sequence[Any], targets: Sequence[np.ndarray], steps: int) -> dict[str, Any]:
     """The report the script prints, for ``ranker`` (``at2``, causal) on ``pairs`` with
-    ``targets`` (one gain per sentence) as the training targets."""
-    import torch
+    ``targets`` (one gain per sentence) as the training targets. Both feature paths run once on
+    the first pair before they are timed (the model loaded, the first pass's costs paid)."""
     from sourcesum.rankers.lm.at2 import fit_head_weights
 
+    ranker.features(pairs[:1])
+    package_features(PackageTask(ranker, pairs[0]))
     started = time.perf_counter()
     ours = ranker.features(pairs)
     ours_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    theirs = [package_features(ranker, pair) for pair in pairs]
+    tasks = [PackageTask(ranker, pair) for pair in pairs]
+    theirs = [package_features(task) for task in tasks]
     package_seconds = time.perf_counter() - started
     recipe = (steps, ranker.lr, ranker.batch, ranker.seed)
     theta = fit_head_weights(ours, targets, *recipe)
-    package_theta = package_fit(theirs, targets, *recipe)
-    estimator = package_estimator(len(package_theta))
-    scores, package_scores = [], []
-    with torch.no_grad():
-        estimator.linear.weight[0] = torch.as_tensor(package_theta)
-        for rows, package_rows in zip(ours, theirs, strict=True):
-            scores.append(rows @ theta)
-            package_scores.append(estimator(torch.as_tensor(package_rows)[None])[0, :, 0].numpy())
+    package_theta = package_fit(ranker.lm().model, theirs, targets, *recipe)
+    scores = [rows @ theta for rows in ours]
+    package = [package_scores(task, package_theta) for task in tasks]
     return {
         "pairs": len(pairs),
         "features": int(len(theta)),
@@ -153,10 +182,8 @@ def compare(ranker: Any, pairs: Sequence[Any], targets: Sequence[np.ndarray], st
         "max_abs_feature": max(float(np.max(np.abs(a))) for a in ours),
         "max_weight_diff": float(np.max(np.abs(theta - package_theta))),
         "max_abs_weight": float(np.max(np.abs(theta))),
-        "max_score_diff": max(
-            float(np.max(np.abs(a - b))) for a, b in zip(scores, package_scores, strict=True)
-        ),
-        "same_ranking": sum(same_ranking(a, b) for a, b in zip(scores, package_scores, strict=True)),
+        "max_score_diff": max(float(np.max(np.abs(a - b))) for a, b in zip(scores, package, strict=True)),
+        "same_ranking": sum(same_ranking(a, b) for a, b in zip(scores, package, strict=True)),
         "ranker_feature_seconds": round(ours_seconds, 2),
         "package_feature_seconds": round(package_seconds, 2),
     }

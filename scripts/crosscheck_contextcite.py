@@ -13,7 +13,7 @@ between the package's weights and the ranker's scores, and whether every pair ra
 sentences the same (ties included).
 
 The package is not a dependency of the harness (it pulls spaCy and NLTK): install it where this
-script runs (the ``crosscheck`` extra: ``bash scripts/setup.sh --extras crosscheck``, or
+script runs (the ``lm`` and ``crosscheck`` extras: ``bash scripts/setup.sh --extras lm,crosscheck``, or
 ``--packages DIR`` naming a folder it was installed into with ``pip install --target DIR``).
 
     python scripts/crosscheck_contextcite.py [--split xsum_pegasus] [--pairs 20] [--packages DIR]
@@ -37,7 +37,7 @@ def import_package() -> Any:
         from context_cite import solver, utils
     except ImportError as exc:
         print(
-            f"error: the authors' package context-cite is not importable ({exc}); pip install context-cite",
+            f"error: the authors' package context-cite is not importable ({exc}); install the crosscheck extra",
             file=sys.stderr,
         )
         raise SystemExit(2) from exc

@@ -4,9 +4,10 @@ Cohen-Wang et al. 2025 (*Learning to Attribute with Attention*, arXiv 2504.13752
 package ``at2``). Features: for sentence ``i``, ``f_i`` in R^(L x H) holds, per layer ``l`` and
 head ``h``, the attention paid to the sentence's tokens by the positions that predict the
 summary's tokens: the mean over those positions of the sum over the sentence's tokens (one
-teacher-forced pass, as ``attention``'s; causal self-attention after ``template``'s document from
-the document's last position and the summary's tokens but its last, as the package's
-``get_attention_weights`` reads them; seq2seq cross-attention from the decoder's positions).
+teacher-forced pass after the document's cached states; causal self-attention from the
+context's last token (``template``'s text before the summary) and the summary's tokens but its
+last, as the package's ``get_attention_weights`` reads them; seq2seq cross-attention from the
+decoder's positions).
 Score: ``s_i = theta . f_i``.
 
 ``theta`` is fitted as the package's trainer fits it: initialised to ``1 / (L x H)``, Adam with

@@ -10,7 +10,7 @@ summary in ``conditioned`` mode); they are not in :data:`RANKERS`' total, and ne
 ``contextcite`` (its default 32 ablations: the full context once, each distinct ablated
 context of a summary's design after its first deleted sentence, and the summaries sharing that
 design after each, with their logits) nor ``at2`` (the pass that reads a pair's features: the
-document but its last token once, then per summary the positions that predict it, as many as
+context but its last token once, then per summary the positions that predict it, as many as
 its tokens; its fit reads the training pairs' features with the same pass, so a run of the
 four splits under ``cross-corpus`` runs this count twice).
 

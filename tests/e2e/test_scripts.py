@@ -96,7 +96,8 @@ def test_script_imports_and_answers_help(script: Path, monkeypatch, capsys):
 def test_a_crosscheck_names_the_missing_package(monkeypatch, capsys, script, package, name):
     """Without the authors' package (the crosscheck extra), one error line and exit 2, before any
     model is loaded."""
-    monkeypatch.setitem(sys.modules, package, None)
+    for module in [package, *(n for n in sys.modules if n.startswith(f"{package}."))]:
+        monkeypatch.setitem(sys.modules, module, None)  # imported submodules too: as if never installed
     with pytest.raises(SystemExit) as exited:
         run_as_main(PROJECT_ROOT / "scripts" / script, ["--pairs", "1"], monkeypatch)
     err = capsys.readouterr().err.strip().splitlines()

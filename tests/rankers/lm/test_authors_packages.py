@@ -1,7 +1,8 @@
 """``contextcite`` and ``at2`` against the authors' packages (``context-cite``, ``at2``: the
 ``crosscheck`` extra) on a tiny Llama: on the same model, masks, token ids and training targets,
-the packages' own forward passes, attention recomputation, aggregation, solver, estimator and
-loss give the rankers' targets, features, weights and rankings. The scripts
+the packages' own forward passes, aggregation and solver (``context-cite``), feature extractor,
+attributor, estimator and loss (``at2``) give the rankers' targets, features, weights and
+rankings. The scripts
 ``scripts/crosscheck_contextcite.py`` and ``scripts/crosscheck_at2.py`` run the same comparison
 on SmolLM2-135M and 20 SourceSum pairs (figures on the performance page)."""
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 import importlib
 import os
 import runpy
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +44,7 @@ def crosscheck(script: str, package: str) -> dict[str, Any]:
         if REQUIRED:
             pytest.fail(f"{reason}; required here: SOURCESUM_REQUIRE_AUTHORS_PACKAGES is set")
         skip_group(reason, __file__)
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        return runpy.run_path(str(SCRIPTS / script), run_name="crosscheck")
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    return runpy.run_path(str(SCRIPTS / script), run_name="crosscheck")
 
 
 @pytest.fixture(scope="module")
