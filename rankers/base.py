@@ -86,6 +86,10 @@ class Ranker:
     pairs are batched (a test per ranker checks the claim it makes)."""
     verify_sample: ClassVar[int | None] = None
     """Pairs ``sourcesum verify`` recomputes per entry by default (None: every pair)."""
+    bases_on_scored_splits: ClassVar[bool] = True
+    """Whether :meth:`base_configurations`' scores are read on the pairs scored (composites) or
+    on the training pairs only (False: a target to fit, as ``at2``'s ablation effects), in which
+    case a run computes the bases on the protocol's training splits alone."""
     board_note: ClassVar[str] = ""
     """Markdown the leaderboard prints under its results when a row of this ranker is on it
     (e.g. how a trained ranker was trained); empty for most rankers."""
@@ -147,7 +151,8 @@ class Ranker:
     @classmethod
     def base_configurations(cls, params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         """The ``(ranker, canonical params)`` of every ranker whose scores this configuration is
-        built from, in order (default: none). The runner computes them first."""
+        built from, in order (default: none). The runner computes them first, on the scored
+        splits and the protocol's training splits, unless :attr:`bases_on_scored_splits` is False."""
         return []
 
     @classmethod

@@ -123,9 +123,10 @@ def package_fit(
     per step (one pair per loss call: the package's batches need one sentence count; the mean
     over the step's pairs is the package's ``reduction="mean"``), in float64."""
     import torch
+    from sourcesum.rankers.lm.at2 import usable_pairs
 
     _, _, score_estimators, trainer = import_package()
-    usable = [(x, t) for x, t in zip(features, targets, strict=True) if len(t) >= 2 and np.ptp(t) > 0]
+    usable = usable_pairs(features, targets)
     estimator = score_estimators.LinearScoreEstimator(package_extractor(model)).double()
     loss_fn = trainer.PearsonCorrelationLoss()
     optimizer = torch.optim.Adam(estimator.parameters(), lr=lr)

@@ -50,9 +50,9 @@ def train(ranker: Ranker, assignment: Assignment, bases: BaseScores | None, vote
 
 
 def needed_splits(config: Configuration, scored: Sequence[str]) -> list[str]:
-    """The splits whose base scores a run needs: the scored ones, then the protocol's training
-    splits."""
-    names = list(scored)
+    """The splits whose base scores a run needs: the scored ones (unless the ranker reads its
+    bases on training pairs only), then the protocol's training splits."""
+    names = list(scored) if config.ranker_class.bases_on_scored_splits else []
     if config.protocol is not None:
         for name in scored:
             names += protocol(config.protocol.name).training_splits(config.protocol, name)

@@ -66,6 +66,14 @@ def head_features(attentions: Sequence[Any], query_mask: Any, context: Context) 
     return features.permute(1, 3, 0, 2).reshape(batch, n, layers * heads).double().cpu().numpy()
 
 
+def usable_pairs(
+    features: Sequence[np.ndarray], targets: Sequence[np.ndarray]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The ``(features, targets)`` of the training pairs a correlation loss can learn from: two
+    sentences or more whose targets are not all equal (Pearson's r is undefined otherwise)."""
+    return [(x, t) for x, t in zip(features, targets, strict=True) if len(t) >= 2 and np.ptp(t) > 0]
+
+
 def fit_head_weights(
     features: Sequence[np.ndarray],
     targets: Sequence[np.ndarray],
@@ -80,7 +88,7 @@ def fit_head_weights(
     padded to one tensor (padding masked), so a step is a few batched operations."""
     import torch
 
-    usable = [(x, t) for x, t in zip(features, targets, strict=True) if len(t) >= 2 and np.ptp(t) > 0]
+    usable = usable_pairs(features, targets)
     if not usable:
         raise RankerError("at2: no training pair has two sentences with different targets")
     n_features, longest = usable[0][0].shape[1], max(len(t) for _, t in usable)
@@ -126,6 +134,7 @@ class AT2Ranker(LMRanker):
 
     name = "at2"
     version = "2"
+    bases_on_scored_splits = False  # the ablation targets are read on the training pairs only
     eager_attention = True
     reproduction_tolerance = 1e-4
     server_refusal = "OpenAI-compatible servers return no attention weights; use backend=local"

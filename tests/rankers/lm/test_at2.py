@@ -122,6 +122,16 @@ def test_at2_reads_no_vote_of_the_training_or_scored_corpus(targets_store, tmp_p
     assert after == before
 
 
+def test_a_run_computes_the_targets_on_the_training_corpus_only(tiny_eager, tmp_path):
+    """The ablation targets are read on the training pairs alone, so scoring a corpus never
+    computes them on it (on WiCE's pages that would be hours of leave-one-out passes)."""
+    store = ScoreStore(tmp_path)
+    scores = _at2_scores(store, ALPHA)
+    assert set(scores) == {p.id for n in ALPHA for p in load_split(n)}
+    made = {(path.parent.name, entry.split) for path, entry in store.entries()}
+    assert made == {("perplexity_gain", n) for n in BETA} | {("at2", n) for n in ALPHA}
+
+
 def test_reading_a_withheld_vote_in_train_is_an_error_naming_the_ranker(targets_store, tmp_path, monkeypatch):
     cls = RANKERS.get("at2")
     monkeypatch.setattr(cls, "train", lambda self, data: data.judgments[0])
