@@ -353,7 +353,7 @@ def _first_document_ids(splits):
 
 @pytest.mark.slow
 @pytest.mark.real_data
-@pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention"])
+@pytest.mark.parametrize("name", ["perplexity_gain", "pmi", "attention", "contextcite"])
 def test_the_runner_reproduces_the_committed_smollm2_scores(tmp_path, name):
     """The runner's cross-split document groups give the committed scores, under the same key.
 
