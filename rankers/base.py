@@ -180,16 +180,12 @@ class Ranker:
         """Installed versions of Python, numpy, this package, the distribution that provides
         the ranker's class (a plugin's own package) and ``libraries``."""
         import platform
-        from importlib.metadata import PackageNotFoundError, version
 
-        out = {"python": platform.python_version()}
+        from sourcesum.util.versions import installed_version
+
         owner = distribution_of(cls)
-        for name in ("sourcesum-bench", "numpy", *([owner] if owner else []), *cls.libraries):
-            try:
-                out[name] = version(name)
-            except PackageNotFoundError:
-                out[name] = "not installed"
-        return out
+        names = ("sourcesum-bench", "numpy", *([owner] if owner else []), *cls.libraries)
+        return {"python": platform.python_version(), **{name: installed_version(name) for name in names}}
 
     @classmethod
     def parameters(cls) -> dict[str, tuple[Param, Any]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -140,6 +141,15 @@ def evaluate_split(
     )
 
 
+@lru_cache(maxsize=1)
+def _loaded_data_modules(loaded: int) -> frozenset[str]:
+    """The imported ``sourcesum.data`` modules; ``loaded`` (the count of imported modules) keys
+    the cache, so an import reruns the scan of ``sys.modules`` (thousands of names)."""
+    import sys
+
+    return frozenset(name for name in list(sys.modules) if name.startswith("sourcesum.data"))
+
+
 def evaluation_code(split: Split, measures: Sequence[Measure], extra: Sequence[str] = ()) -> str:
     """Digest of the source that turns a split's files and scores into per-pair values: this
     module, the metrics, measures and qrels, every loaded ``sourcesum.data`` module, the split's
@@ -156,7 +166,7 @@ def evaluation_code(split: Split, measures: Sequence[Measure], extra: Sequence[s
         "sourcesum.evaluation.qrels",
         *extra,
     }
-    modules |= {name for name in list(sys.modules) if name.startswith("sourcesum.data")}
+    modules |= _loaded_data_modules(len(sys.modules))
     modules |= {type(dataset(split.dataset)).__module__, *(type(m).__module__ for m in measures)}
     return memo.code_digest(
         memo.module_files(m for m in modules if getattr(sys.modules.get(m), "__file__", None))

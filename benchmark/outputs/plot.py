@@ -10,13 +10,13 @@ the drawing; any change draws anew.
 from __future__ import annotations
 
 import io
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sourcesum.board.view import BoardView, RowView
 from sourcesum.util.hashing import sha256_bytes
+from sourcesum.util.versions import installed_version
 
 PLOT_MARK = "sourcesum-bench leaderboard plot"
 """Written into every plot's PNG metadata: how a later run knows the file is ours to replace."""
@@ -62,11 +62,7 @@ def plot_inputs(view: BoardView) -> dict[str, Any]:
 def plot_parts(view: BoardView) -> list[Any]:
     """What the plot depends on: :func:`plot_inputs`, this module's source and the matplotlib
     version."""
-    try:
-        library = version("matplotlib")
-    except PackageNotFoundError:
-        library = "not installed"
-    return [plot_inputs(view), sha256_bytes(Path(__file__).read_bytes()), library]
+    return [plot_inputs(view), sha256_bytes(Path(__file__).read_bytes()), installed_version("matplotlib")]
 
 
 def render_png(view: BoardView) -> bytes:

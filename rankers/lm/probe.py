@@ -229,9 +229,8 @@ class ProbeRanker(LMRanker):
         models, the sha256 of the loaded parameters), ``weights``, precision, kernels, device,
         torch and transformers versions, ``mode`` and ``pool``."""
         if self._identity is None:
-            from importlib.metadata import version
-
             from sourcesum.rankers.lm.hidden_states import weights_digest
+            from sourcesum.util.versions import installed_version
 
             identity = self.provenance().get("weights", "")
             if not identity or "unverified" in identity:
@@ -244,7 +243,7 @@ class ProbeRanker(LMRanker):
                 "dtype": self.dtype,
                 "matmul": self.matmul,
                 "device": self.lm().device,
-                "libraries": {name: version(name) for name in ("torch", "transformers")},
+                "libraries": {name: installed_version(name) for name in ("torch", "transformers")},
                 "mode": self.mode,
                 "pool": self.pool,
             }

@@ -40,6 +40,7 @@ from sourcesum.errors import SourceSumError
 from sourcesum.rankers.device import quiet_loading
 from sourcesum.util.files import write_text_atomic
 from sourcesum.util.hashing import digest, sha256_hex
+from sourcesum.util.versions import installed_version
 
 DEFAULT_LM = "SmolLM2-135M-Instruct"
 
@@ -110,15 +111,6 @@ def gguf_location(name: str) -> tuple[Path, str]:
     return folder, packaged.filename
 
 
-def _version(distribution: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "not installed"
-
-
 @dataclass(frozen=True)
 class GGUFIdentity:
     """A packaged GGUF file as found in this environment."""
@@ -142,7 +134,9 @@ def gguf_identity(name: str) -> GGUFIdentity:
     folder, filename = gguf_location(name)
     packaged = PACKAGED_MODELS[name]
     path = folder / filename
-    return GGUFIdentity(name, packaged.distribution, _version(packaged.distribution), path, file_sha256(path))
+    return GGUFIdentity(
+        name, packaged.distribution, installed_version(packaged.distribution), path, file_sha256(path)
+    )
 
 
 _OTHER_FRAMEWORKS = (".h5", ".msgpack", ".onnx", ".ot", ".tflite", ".gguf")
@@ -208,7 +202,7 @@ def _cache_key(identity: GGUFIdentity) -> dict[str, Any]:
         "gguf": identity.path.name,
         "gguf_sha256": identity.sha256,
         "dequantization": DEQUANTIZATION_VERSION,
-        "libraries": {name: _version(name) for name in _DEQUANTIZING_LIBRARIES},
+        "libraries": {name: installed_version(name) for name in _DEQUANTIZING_LIBRARIES},
     }
 
 
