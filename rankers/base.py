@@ -130,6 +130,17 @@ class Ranker:
         by the runner before it scores the pairs the protocol assigns to ``data``."""
         raise RankerError(f"ranker {self.name} declares no training protocol, so it is never trained")
 
+    def fitted_state(self) -> dict[str, Any] | None:
+        """What the last :meth:`train` fitted, as JSON data the runner stores in the entries it
+        scores with it (``ScoreEntry.fits``, under the training assignment), or None: nothing is
+        stored (the default; ``at2`` stores its head weights)."""
+        return None
+
+    def restore_fitted_state(self, state: Mapping[str, Any]) -> None:
+        """Take back a fit :meth:`fitted_state` returned, as if :meth:`train` had fitted it
+        (``sourcesum explain`` reads a stored fit this way instead of refitting)."""
+        raise RankerError(f"ranker {self.name} stores no fit to restore")
+
     def use_workspace(self, folder: Path) -> None:
         """Called by the runner before scoring with a folder beside the scores where the ranker
         may keep files across runs (e.g. the LLM judge's cache of paid server requests). No-op."""

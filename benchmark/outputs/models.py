@@ -59,7 +59,9 @@ def format_at2(model: dict[str, Any]) -> str:
     """A fitted ``at2``: where its head weights were fitted, and the heads of largest weight."""
     lines = [
         f"  at2 head weights fitted on {' + '.join(model['trained_on'])} ({model['pairs']} pairs, "
-        f"votes withheld), {model['features']} heads; largest weights:"
+        f"votes withheld), {model['features']} heads, "
+        + ("as stored with the entry" if model["stored"] else "fitted now (no entry stores them)")
+        + "; largest weights:"
     ]
     for head in model["top_heads"]:
         lines.append(f"      {head['weight']:+.4f}  layer {head['layer']} head {head['head']}")

@@ -5,16 +5,20 @@ from __future__ import annotations
 from sourcesum.data import Split
 from sourcesum.errors import SourceSumError
 from sourcesum.rankers.base import Ranker
+from sourcesum.rankers.context import BaseScores
 from sourcesum.runner.configs import Configuration
 from sourcesum.runner.protocols import protocol
 from sourcesum.runner.provide import needed_splits, train
 from sourcesum.runner.run import base_scores
+from sourcesum.store.entry import fit_key
 from sourcesum.store.stores import ScoreStore, StoreStack
 
 
 def explain(ranker: Ranker, split: Split, store: ScoreStore | StoreStack) -> list[dict[str, object]]:
     """What a trained ranker fits to score ``split``: for each assignment of its protocol (in
-    order), ``ranker.describe_model()`` after training on it. Bases are read or computed."""
+    order), ``ranker.describe_model()`` after training on it, or after restoring the fit the
+    split's entry stores for it (rankers that store their fit). Bases are read or computed when
+    a fit is computed."""
     config = Configuration.of_ranker(ranker)
     describe = getattr(ranker, "describe_model", None)
     if config.protocol is None or describe is None:
@@ -22,12 +26,19 @@ def explain(ranker: Ranker, split: Split, store: ScoreStore | StoreStack) -> lis
             f"ranker {ranker.name!r} fits no model to explain (try `sourcesum explain learned`)"
         )
     ranker.use_workspace(store.root)
-    bases = base_scores(config, needed_splits(config, [split.name]), store) if config.bases else None
-    if bases is not None:
-        ranker.use_bases(bases)  # type: ignore[attr-defined]
+    entry = store.load(config.ranker, split.name, config.entry_key(split.name, split.sha256))
+    stored = entry.fits if entry is not None else {}
+    bases: BaseScores | None = None
     out: list[dict[str, object]] = []
     for assignment in protocol(config.protocol.name).assign(config.protocol, split, split.pairs):
-        train(ranker, assignment, bases, config.protocol.votes)
+        key = fit_key(assignment.trained_on)
+        if key in stored:
+            ranker.restore_fitted_state(stored[key])
+        else:
+            if config.bases and bases is None:
+                bases = base_scores(config, needed_splits(config, [split.name]), store)
+                ranker.use_bases(bases)  # type: ignore[attr-defined]
+            train(ranker, assignment, bases, config.protocol.votes)
         described = describe()
         if described not in out:
             out.append(described)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 from sourcesum.data import Pair, Split, load_split
-from sourcesum.errors import LabelAccessError, RankerError, ScoreFileError, SourceSumError
+from sourcesum.errors import LabelAccessError, RankerError, ScoreFileError, SourceSumError, StoreConflict
 from sourcesum.rankers.base import Ranker
 from sourcesum.rankers.context import BaseScores
 from sourcesum.runner.batches import group_batches, group_by_document, score_chunk, splitwise
@@ -45,7 +45,7 @@ from sourcesum.runner.configs import Configuration
 from sourcesum.runner.protocols import protocol
 from sourcesum.runner.provide import needed_splits, train
 from sourcesum.runner.selection import Selection
-from sourcesum.store.entry import ScoreEntry, agreed_libraries, fit_problem
+from sourcesum.store.entry import ScoreEntry, agreed_libraries, fit_key, fit_problem
 from sourcesum.store.stores import ScoreStore, StoreStack
 from tqdm.auto import tqdm
 
@@ -115,6 +115,24 @@ def check_resumable(entry: ScoreEntry, ranker: Ranker, where: Path) -> None:
             f"{where}: a partial entry computed under other versions ({'; '.join(differ)}); resume it "
             "where it was made, or run into another --scores-dir (a new entry), or delete it"
         )
+
+
+def record_fit(entry: ScoreEntry, ranker: Ranker, key: str, store: ScoreStore | StoreStack) -> None:
+    """Store ``ranker``'s :meth:`~Ranker.fitted_state` in ``entry`` under ``key`` (the training
+    assignment), saved with the pairs it scores; a resumed entry that holds another fit under
+    that key is an error, so one entry never mixes the scores of two fits."""
+    state = ranker.fitted_state()
+    if state is None:
+        return
+    stored = entry.fits.get(key)
+    if stored is not None and stored != state:
+        where = store.path_for(entry.ranker, entry.split, entry.key)
+        raise StoreConflict(
+            f"{where}: its pairs scored after training on {key} came from another fit than this "
+            "run's (other thread counts or hardware?); resume it where it was made, or run into "
+            "another --scores-dir, or delete it"
+        )
+    entry.fits[key] = state
 
 
 def _fit(ranker: Ranker, split: Split) -> None:
@@ -240,6 +258,7 @@ def run_splits(
             todo = [p for p in run.pairs if p.id not in run.entry.scores]
             for assignment in rule.assign(config.protocol, run.split, todo):
                 train(ranker, assignment, bases, config.protocol.votes)
+                record_fit(run.entry, ranker, fit_key(assignment.trained_on), store)
                 _score_pending(ranker, [run], store, progress, only=assignment.pairs)
     elif splitwise(ranker):
         for run in pending:

@@ -12,7 +12,9 @@ is valid): ``sourcesum verify`` recomputes an entry's scores with the installed 
 header records the versions of the libraries and the package that produced the scores
 (``libraries``) and what else they come from (``provenance``, e.g. a model's weights); entries
 merged into one (:func:`merge_entries`), and runs resumed from one, must agree on both (the
-harness's own version excepted: the ranker's ``version`` tracks code changes). Format 1 and 2
+harness's own version excepted: the ranker's ``version`` tracks code changes). A trained ranker
+that stores its fit (``at2``) adds ``fits``, one per training assignment: merged entries must
+agree on every fit they share. Format 1 and 2
 entries are read only by ``sourcesum migrate``.
 """
 
@@ -74,6 +76,19 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return dict(value)
 
 
+def _fits(value: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, dict) for k, v in value.items()
+    ):
+        raise ValueError("fits must be an object of objects")
+    return dict(value)
+
+
+def fit_key(trained_on: Sequence[str]) -> str:
+    """The key of a fit in :attr:`ScoreEntry.fits`: the training splits (or folds), ``+``-joined."""
+    return "+".join(trained_on)
+
+
 def _scores(value: Any) -> dict[str, list[float]]:
     if not isinstance(value, dict):
         raise ValueError("scores must be a JSON object")
@@ -103,6 +118,10 @@ class ScoreEntry:
     """Versions of the libraries (and the ranker's package) that produced the scores."""
     provenance: dict[str, str] = field(default_factory=dict)
     """What else the scores come from (e.g. a model's weights), from :meth:`Ranker.provenance`."""
+    fits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What a trained ranker fitted, per training assignment that scored pairs of the entry
+    (:func:`fit_key` -> :meth:`Ranker.fitted_state`, JSON data), for the rankers that store it
+    (``at2``'s head weights); empty for the others, and then absent from the header."""
     verified: tuple[int, int, str] | None = field(default=None, repr=False, compare=False)
     """``(id of the scores dict, pairs, scores_sha256)`` as checked when the entry was read
     from its file (``None`` for an entry built in memory): :meth:`scores_checksum` reuses it
@@ -142,6 +161,7 @@ class ScoreEntry:
             "key": self.key,
             "libraries": dict(sorted(self.libraries.items())),
             "provenance": dict(sorted(self.provenance.items())),
+            **({"fits": dict(sorted(self.fits.items()))} if self.fits else {}),
             "scores_sha256": self.scores_checksum(),
         }
         header["header_sha256"] = sha256_hex(header)
@@ -186,6 +206,7 @@ class ScoreEntry:
                 scores=scores,
                 libraries=_strings(raw.get("libraries") or {}, "libraries"),
                 provenance=_strings(raw.get("provenance") or {}, "provenance"),
+                fits=_fits(raw.get("fits", {})),
             )
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise ScoreFileError(f"{path}: not a valid score-store entry ({exc}); delete it") from exc
@@ -213,8 +234,8 @@ class ScoreEntry:
             entry.verified = (id(entry.scores), len(scores), checksum)
         if fmt == FORMAT and raw.get("header_sha256") != entry.header()["header_sha256"]:
             raise ScoreFileError(
-                f"{path}: header fields do not match their header_sha256 (label, n_pairs, libraries or "
-                f"provenance edited?); {hint}"
+                f"{path}: header fields do not match their header_sha256 (label, n_pairs, libraries, "
+                f"provenance or fits edited?); {hint}"
             )
         expected = (entry.ranker, f"{entry.split}.{entry.key}.json")
         if (path.parent.name, path.name) != expected:
@@ -257,7 +278,10 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
     concurrent writers and ``sourcesum merge`` all merge this way."""
     (first_origin, first), *rest = entries
     merged = ScoreEntry(
-        **{name: getattr(first, name) for name in HEADER}, label=first.label, scores=dict(first.scores)
+        **{name: getattr(first, name) for name in HEADER},
+        label=first.label,
+        scores=dict(first.scores),
+        fits=dict(first.fits),
     )
     origin = {pid: first_origin for pid in first.scores}
     for where, entry in rest:
@@ -266,6 +290,12 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
                 raise StoreConflict(
                     f"cannot merge {where} into {first_origin}: {name} differs "
                     f"({_agreed(entry, name)!r} vs {_agreed(first, name)!r})"
+                )
+        for name, fitted in entry.fits.items():
+            if merged.fits.setdefault(name, fitted) != fitted:
+                raise StoreConflict(
+                    f"cannot merge {where} into {first_origin}: the fit on {name} differs (a pair's "
+                    "scores must come from one fit)"
                 )
         for pid, values in entry.scores.items():
             known = merged.scores.get(pid)

@@ -35,6 +35,7 @@ _ENTRY_FIELDS = (
     "n_pairs",
     "libraries",
     "provenance",
+    "fits",
 )
 
 
@@ -56,7 +57,14 @@ def read_entry_memoised(path: Path) -> ScoreEntry:
 
     def from_record(record: Record) -> ScoreEntry:
         value = record.value
-        types = {"params": dict, "n_pairs": int, "libraries": dict, "provenance": dict, "scores_sha256": str}
+        types = {
+            "params": dict,
+            "n_pairs": int,
+            "libraries": dict,
+            "provenance": dict,
+            "fits": dict,
+            "scores_sha256": str,
+        }
         if not isinstance(value, dict) or not all(
             isinstance(value.get(name), types.get(name, str)) for name in (*_ENTRY_FIELDS, "scores_sha256")
         ):

@@ -24,8 +24,9 @@ the model's own effect, read from the base's stored entries on the training pair
 withholds their votes: AT2 reads none, so its rows are zero-shot.
 
 The sampling of training pairs and the initial state are seeded (``seed``), and the fit runs in
-float64 on the CPU, so it is deterministic. :meth:`describe_model` (``sourcesum explain at2``)
-lists the heads by weight.
+float64 on the CPU, so it is deterministic. The weights are stored in every entry they score
+(:meth:`fitted_state`, the entry's ``fits``); :meth:`describe_model` (``sourcesum explain at2``)
+lists the heads by weight, read from the entry where it holds them.
 """
 
 from __future__ import annotations
@@ -169,6 +170,7 @@ class AT2Ranker(LMRanker):
         self._trained_on: tuple[str, ...] = ()
         self._pairs = 0
         self._fits: dict[tuple[str, ...], np.ndarray] = {}
+        self._restored = False
         super().__init__(**options)
 
     @classmethod
@@ -222,6 +224,25 @@ class AT2Ranker(LMRanker):
             features = self.features(data.pairs, f"{self.name} features of the training pairs")
             self._fits[ids] = fit_head_weights(features, targets, self.steps, self.lr, self.batch, self.seed)
         self._theta, self._trained_on, self._pairs = self._fits[ids], tuple(data.trained_on), len(ids)
+        self._restored = False
+
+    def fitted_state(self) -> dict[str, Any]:
+        """The head weights and where they were fitted: stored in every entry they score."""
+        return {
+            "trained_on": list(self._trained_on),
+            "pairs": self._pairs,
+            "weights": [float(v) for v in self.fitted()],
+        }
+
+    def restore_fitted_state(self, state: Mapping[str, Any]) -> None:
+        try:
+            theta = np.asarray(state["weights"], dtype=float)
+            trained_on, pairs = tuple(str(s) for s in state["trained_on"]), int(state["pairs"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RankerError(f"ranker {self.label}: a stored fit without its weights ({exc})") from exc
+        if theta.ndim != 1 or not np.isfinite(theta).all():
+            raise RankerError(f"ranker {self.label}: a stored fit whose weights are not a finite vector")
+        self._theta, self._trained_on, self._pairs, self._restored = theta, trained_on, pairs, True
 
     def fitted(self) -> np.ndarray:
         if self._theta is None:
@@ -247,4 +268,5 @@ class AT2Ranker(LMRanker):
                 {"layer": int(k // heads), "head": int(k % heads), "weight": float(theta[k])} for k in order
             ],
             "weights": [float(v) for v in theta],
+            "stored": self._restored,
         }

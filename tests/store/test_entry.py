@@ -73,6 +73,7 @@ def test_garbage_is_an_error_naming_the_file_and_all_mode_skips_it(one_entry, ca
         ("n_pairs", 1),
         ("libraries", {"numpy": "0.0"}),
         ("provenance", {"weights": "x"}),
+        ("fits", {"a+b": {"weights": [1.0]}}),
     ],
 )
 def test_every_header_field_is_under_the_checksum(tmp_path, field, value):
@@ -99,3 +100,27 @@ def test_merging_one_read_entry_keeps_its_verified_checksum(one_entry, monkeypat
     assert merged.scores_checksum() == read.verified[2] and calls == []
     merged.scores["another pair"] = [0.0]
     assert merged.scores_checksum() == scores_sha256(merged.scores) and calls == [1]
+
+
+def test_a_fit_is_stored_read_back_and_merged_only_with_the_same_fit(tmp_path):
+    """``fits`` round-trips through the file and the memoised read; an entry without fits has
+    no such header field (so entries written before it keep their checksums); merging unites
+    fits of distinct assignments and refuses two fits of one."""
+    from sourcesum.errors import StoreConflict
+    from sourcesum.store.entry import merge_entries
+    from sourcesum.store.stores import read_entry_memoised
+
+    path = bm25_entry(tmp_path / "store")
+    plain = read_entry(path)
+    assert "fits" not in json.loads(path.read_text()) and plain.fits == {}
+    fit = {"trained_on": ["a", "b"], "pairs": 3, "weights": [0.25, -0.75, 1e-17]}
+    plain.fits["a+b"] = fit
+    ScoreStore(tmp_path / "store").save(plain)
+    assert json.loads(path.read_text())["fits"] == {"a+b": fit}
+    for read in (read_entry(path), read_entry_memoised(path), read_entry_memoised(path)):
+        assert read.fits == {"a+b": fit}
+    other = ScoreEntry(**{**plain.__dict__, "fits": {"c": {"weights": [1.0]}}, "verified": None})
+    assert merge_entries([("x", plain), ("y", other)]).fits == {"a+b": fit, "c": {"weights": [1.0]}}
+    changed = ScoreEntry(**{**plain.__dict__, "fits": {"a+b": {**fit, "weights": [0.25, -0.75, 0.0]}}})
+    with pytest.raises(StoreConflict, match=r"cannot merge y into x: the fit on a\+b differs"):
+        merge_entries([("x", plain), ("y", changed)])

@@ -3,6 +3,8 @@ training under a protocol that withholds the votes (tiny Llama, synthetic corpor
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from sourcesum.data import load_split
@@ -13,6 +15,7 @@ from sourcesum.rankers.lm.at2 import fit_head_weights
 from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
 from sourcesum.runner.configs import Configuration
 from sourcesum.runner.run import run_splits
+from sourcesum.store.entry import ScoreEntry
 from sourcesum.store.stores import ScoreStore, StoreStack
 from support.models import register_eager
 from support.pairs import make_pair
@@ -139,16 +142,54 @@ def test_reading_a_withheld_vote_in_train_is_an_error_naming_the_ranker(targets_
         _at2_scores(_stack(tmp_path / "s", targets_store), ALPHA[:1])
 
 
+def test_the_weights_are_stored_with_the_entries_they_score_and_explain_reads_them(
+    targets_store, tmp_path, monkeypatch
+):
+    """Each entry holds the fit that scored it (under its training splits); explain prints the
+    stored weights without a feature pass or the targets; a resumed entry whose stored fit
+    differs from the run's is an error, not a mix of two fits."""
+    from sourcesum.errors import StoreConflict
+    from sourcesum.runner.explain import explain
+
+    top = tmp_path / "s"
+    _at2_scores(_stack(top, targets_store), ALPHA)
+    store = ScoreStore(top)
+    entries = {entry.split: (path, entry) for path, entry in store.entries() if entry.ranker == "at2"}
+    key = "+".join(BETA)
+    fits = [entries[n][1].fits for n in ALPHA]
+    assert list(fits[0]) == [key] and fits[0] == fits[1]  # both corpora's splits: one fit on the other
+    assert fits[0][key]["trained_on"] == list(BETA) and len(fits[0][key]["weights"]) == 2 * 4
+
+    cls = RANKERS.get("at2")
+    monkeypatch.setattr(cls, "features", lambda *a, **k: pytest.fail("explain recomputed the features"))
+    ranker = create_ranker("at2", model=MODEL, steps=20, lr=0.05, batch=4)
+    [model] = explain(ranker, load_split(ALPHA[0]), store)  # no targets in this store
+    assert model["stored"] is True and model["weights"] == fits[0][key]["weights"]
+    monkeypatch.undo()
+
+    path, entry = entries[ALPHA[0]]
+    forged = {**entry.fits[key], "weights": [w * 2 for w in entry.fits[key]["weights"]]}
+    partial = ScoreEntry(
+        **{**entry.__dict__, "scores": dict(list(entry.scores.items())[:1]), "verified": None}
+    )
+    partial.fits = {key: forged}
+    path.unlink()
+    store.save(partial)
+    with pytest.raises(StoreConflict, match=rf"after training on {re.escape(key)} came from another fit"):
+        _at2_scores(_stack(top, targets_store), ALPHA[:1])
+
+
 def test_explain_prints_where_the_weights_were_fitted_and_the_largest_heads(targets_store, tmp_path):
     from sourcesum.outputs.models import format_model
     from sourcesum.runner.explain import explain
 
     ranker = create_ranker("at2", model=MODEL, steps=20, lr=0.05, batch=4)
     [model] = explain(ranker, load_split(ALPHA[0]), _stack(tmp_path / "s", targets_store))
+    assert model["stored"] is False  # no entry yet: fitted now
     assert model["trained_on"] == list(BETA) and model["pairs"] == sum(len(load_split(n)) for n in BETA)
     assert len(model["weights"]) == model["features"] == 2 * 4  # the tiny Llama: 2 layers x 4 heads
     weights = [h["weight"] for h in model["top_heads"]]
     assert weights == sorted(weights, key=lambda w: -abs(w))
     text = format_model(model)
-    assert f"fitted on {' + '.join(BETA)}" in text and "votes withheld" in text
+    assert f"fitted on {' + '.join(BETA)}" in text and "votes withheld" in text and "fitted now" in text
     assert f"layer {model['top_heads'][0]['layer']} head {model['top_heads'][0]['head']}" in text
