@@ -142,9 +142,10 @@ def evaluate_split(
 
 
 @lru_cache(maxsize=1)
-def _loaded_data_modules(loaded: int) -> frozenset[str]:
-    """The imported ``sourcesum.data`` modules; ``loaded`` (the count of imported modules) keys
-    the cache, so an import reruns the scan of ``sys.modules`` (thousands of names)."""
+def _loaded_data_modules(loaded: int, last: str) -> frozenset[str]:
+    """The imported ``sourcesum.data`` modules; the count of imported modules and the last one
+    imported key the cache, so an import reruns the scan of ``sys.modules`` (thousands of
+    names)."""
     import sys
 
     return frozenset(name for name in list(sys.modules) if name.startswith("sourcesum.data"))
@@ -166,7 +167,7 @@ def evaluation_code(split: Split, measures: Sequence[Measure], extra: Sequence[s
         "sourcesum.evaluation.qrels",
         *extra,
     }
-    modules |= _loaded_data_modules(len(sys.modules))
+    modules |= _loaded_data_modules(len(sys.modules), next(reversed(sys.modules)))
     modules |= {type(dataset(split.dataset)).__module__, *(type(m).__module__ for m in measures)}
     return memo.code_digest(
         memo.module_files(m for m in modules if getattr(sys.modules.get(m), "__file__", None))
