@@ -339,6 +339,13 @@ def distribution_of(cls: type) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+def stores_fit(ranker: Ranker | type[Ranker]) -> bool:
+    """Whether the ranker stores what it fits in its entries (it overrides
+    :meth:`Ranker.fitted_state`)."""
+    cls = ranker if isinstance(ranker, type) else type(ranker)
+    return cls.fitted_state is not Ranker.fitted_state
+
+
 RANKERS: Registry[type[Ranker]] = Registry("ranker", Ranker, "sourcesum.rankers")
 register = RANKERS.register
 

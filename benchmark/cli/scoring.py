@@ -81,7 +81,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--split", default="all", help="comma-separated split names; 'all' = sourcesum's board splits"
     )
-    p.add_argument("--scores-dir", help="your store (base scores are read, or computed into it)")
+    p.add_argument(
+        "--scores-dir",
+        help="your store (stored fits and base scores are read; bases missing are computed into it)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_explain)
 

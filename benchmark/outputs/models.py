@@ -55,12 +55,21 @@ def format_probe(model: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+FIT_SOURCES = {
+    "stored": "as stored with the entry (the weights that scored it)",
+    "refitted": "refitted: the entry predates stored fits (its scores may come from weights that "
+    "differ by float noise)",
+    "new": "fitted now (no entry yet)",
+}
+"""How ``sourcesum explain`` came by a fit a ranker stores (its ``fit`` field)."""
+
+
 def format_at2(model: dict[str, Any]) -> str:
     """A fitted ``at2``: where its head weights were fitted, and the heads of largest weight."""
     lines = [
         f"  at2 head weights fitted on {' + '.join(model['trained_on'])} ({model['pairs']} pairs, "
         f"votes withheld), {model['features']} heads, "
-        + ("as stored with the entry" if model["stored"] else "fitted now (no entry stores them)")
+        + FIT_SOURCES[str(model.get("fit", "new"))]
         + "; largest weights:"
     ]
     for head in model["top_heads"]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sourcesum.data import Split
 from sourcesum.errors import SourceSumError
-from sourcesum.rankers.base import Ranker
+from sourcesum.rankers.base import Ranker, stores_fit
 from sourcesum.rankers.context import BaseScores
 from sourcesum.runner.configs import Configuration
 from sourcesum.runner.protocols import protocol
@@ -16,9 +16,11 @@ from sourcesum.store.stores import ScoreStore, StoreStack
 
 def explain(ranker: Ranker, split: Split, store: ScoreStore | StoreStack) -> list[dict[str, object]]:
     """What a trained ranker fits to score ``split``: for each assignment of its protocol (in
-    order), ``ranker.describe_model()`` after training on it, or after restoring the fit the
-    split's entry stores for it (rankers that store their fit). Bases are read or computed when
-    a fit is computed."""
+    order), ``ranker.describe_model()`` after training on it. For a ranker that stores its fits,
+    the fit the split's entry stores is restored instead, and ``fit`` says which:
+    ``stored`` (the weights that scored the split), ``refitted`` (an entry without that fit: its
+    scores may come from weights that differ by float noise) or ``new`` (no entry yet). Bases
+    are read or computed only when a fit is computed."""
     config = Configuration.of_ranker(ranker)
     describe = getattr(ranker, "describe_model", None)
     if config.protocol is None or describe is None:
@@ -26,20 +28,25 @@ def explain(ranker: Ranker, split: Split, store: ScoreStore | StoreStack) -> lis
             f"ranker {ranker.name!r} fits no model to explain (try `sourcesum explain learned`)"
         )
     ranker.use_workspace(store.root)
-    entry = store.load(config.ranker, split.name, config.entry_key(split.name, split.sha256))
-    stored = entry.fits if entry is not None else {}
+    entry = (
+        store.load(config.ranker, split.name, config.entry_key(split.name, split.sha256))
+        if stores_fit(ranker)
+        else None
+    )
     bases: BaseScores | None = None
     out: list[dict[str, object]] = []
     for assignment in protocol(config.protocol.name).assign(config.protocol, split, split.pairs):
         key = fit_key(assignment.trained_on)
-        if key in stored:
-            ranker.restore_fitted_state(stored[key])
+        if entry is not None and key in entry.fits:
+            ranker.restore_fitted_state(entry.fits[key])
+            fit = "stored"
         else:
             if config.bases and bases is None:
                 bases = base_scores(config, needed_splits(config, [split.name]), store)
                 ranker.use_bases(bases)  # type: ignore[attr-defined]
             train(ranker, assignment, bases, config.protocol.votes)
-        described = describe()
+            fit = "new" if entry is None else "refitted"
+        described = {**describe(), **({"fit": fit} if stores_fit(ranker) else {})}
         if described not in out:
             out.append(described)
     return out

@@ -37,12 +37,12 @@ from pathlib import Path
 
 import numpy as np
 from sourcesum.data import Pair, Split, load_split
-from sourcesum.errors import LabelAccessError, RankerError, ScoreFileError, SourceSumError, StoreConflict
-from sourcesum.rankers.base import Ranker
+from sourcesum.errors import LabelAccessError, RankerError, ScoreFileError, SourceSumError
+from sourcesum.rankers.base import Ranker, stores_fit
 from sourcesum.rankers.context import BaseScores
 from sourcesum.runner.batches import group_batches, group_by_document, score_chunk, splitwise
 from sourcesum.runner.configs import Configuration
-from sourcesum.runner.protocols import protocol
+from sourcesum.runner.protocols import Assignment, protocol
 from sourcesum.runner.provide import needed_splits, train
 from sourcesum.runner.selection import Selection
 from sourcesum.store.entry import ScoreEntry, agreed_libraries, fit_key, fit_problem
@@ -101,7 +101,13 @@ def new_entry(
 def check_resumable(entry: ScoreEntry, ranker: Ranker, where: Path) -> None:
     """A partial entry may be resumed only in an environment that would record the same
     library versions (the harness's own excepted) and provenance; otherwise an error naming
-    both, so one entry never mixes scores of two environments."""
+    both, so one entry never mixes scores of two environments. The partial entry of a ranker
+    that stores its fits must hold them."""
+    if stores_fit(ranker) and entry.scores and not entry.fits:
+        raise ScoreFileError(
+            f"{where}: a partial entry whose scores were saved without the fit that made them "
+            f"(written before {ranker.name} stored its fits); delete it and rerun"
+        )
     have = agreed_libraries(entry.libraries), entry.provenance
     now = agreed_libraries(ranker.library_versions()), ranker.provenance()
     if have != now:
@@ -117,22 +123,21 @@ def check_resumable(entry: ScoreEntry, ranker: Ranker, where: Path) -> None:
         )
 
 
-def record_fit(entry: ScoreEntry, ranker: Ranker, key: str, store: ScoreStore | StoreStack) -> None:
-    """Store ``ranker``'s :meth:`~Ranker.fitted_state` in ``entry`` under ``key`` (the training
-    assignment), saved with the pairs it scores; a resumed entry that holds another fit under
-    that key is an error, so one entry never mixes the scores of two fits."""
-    state = ranker.fitted_state()
-    if state is None:
+def resume_or_train(
+    ranker: Ranker, entry: ScoreEntry, assignment: Assignment, bases: BaseScores | None, votes: bool
+) -> None:
+    """Train ``ranker`` on ``assignment``, and record its :meth:`~Ranker.fitted_state` in
+    ``entry`` (saved with the pairs it scores); where the entry already stores the fit of that
+    assignment (a resumed run, or a shard started after another), restore it instead, so every
+    pair of an entry comes from the fit it records."""
+    key = fit_key(assignment.trained_on)
+    if stores_fit(ranker) and key in entry.fits:
+        ranker.restore_fitted_state(entry.fits[key])
         return
-    stored = entry.fits.get(key)
-    if stored is not None and stored != state:
-        where = store.path_for(entry.ranker, entry.split, entry.key)
-        raise StoreConflict(
-            f"{where}: its pairs scored after training on {key} came from another fit than this "
-            "run's (other thread counts or hardware?); resume it where it was made, or run into "
-            "another --scores-dir, or delete it"
-        )
-    entry.fits[key] = state
+    train(ranker, assignment, bases, votes)
+    state = ranker.fitted_state()
+    if state is not None:
+        entry.fits[key] = state
 
 
 def _fit(ranker: Ranker, split: Split) -> None:
@@ -257,8 +262,7 @@ def run_splits(
                 _fit(ranker, run.split)
             todo = [p for p in run.pairs if p.id not in run.entry.scores]
             for assignment in rule.assign(config.protocol, run.split, todo):
-                train(ranker, assignment, bases, config.protocol.votes)
-                record_fit(run.entry, ranker, fit_key(assignment.trained_on), store)
+                resume_or_train(ranker, run.entry, assignment, bases, config.protocol.votes)
                 _score_pending(ranker, [run], store, progress, only=assignment.pairs)
     elif splitwise(ranker):
         for run in pending:

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sourcesum.data import load_split
 from sourcesum.errors import ScoreFileError, SourceSumError
@@ -153,11 +154,13 @@ def verify_entry(
             config.create(), [split], stack, Selection(pair_ids=frozenset(ids)), progress=False
         )
         recomputed = {pid: run.entry.scores[pid] for pid in ids}
+        refitted = dict(run.entry.fits)
     identical = sum(recomputed[pid] == entry.scores[pid] for pid in ids)
     largest = max(
         (abs(a - b) for pid in ids for a, b in zip(recomputed[pid], entry.scores[pid], strict=True)),
         default=0.0,
     )
+    problems = fit_problems(entry.fits, refitted, tolerance)
     return Verification(
         path,
         config.label,
@@ -167,9 +170,50 @@ def verify_entry(
         identical,
         largest,
         tolerance,
-        [],
+        problems,
         differ,
     )
+
+
+def fit_problems(
+    stored: dict[str, dict[str, Any]], refitted: dict[str, dict[str, Any]], tolerance: float
+) -> list[str]:
+    """How the fits an entry stores differ from those its recomputation fitted: a fit it lacks
+    (unless it stores none: written before fits were stored), or one whose numbers differ by more
+    than ``tolerance`` (or whose other fields differ at all)."""
+    problems = []
+    for key, fit in refitted.items():
+        if key not in stored:
+            if stored:
+                problems.append(f"it stores no fit on {key}, which scored the pairs recomputed")
+            continue
+        gap = json_difference(stored[key], fit)
+        if gap > tolerance:
+            what = "differs in its fields" if gap == float("inf") else f"differs by {gap:.3g}"
+            problems.append(f"its stored fit on {key} {what} from the refit (tolerance {tolerance:g})")
+    return problems
+
+
+def json_difference(a: object, b: object) -> float:
+    """The largest difference between the numbers of two JSON values of one shape; infinite
+    where the shapes or any other value differ."""
+    numbers = (int, float)
+    if (
+        isinstance(a, numbers)
+        and isinstance(b, numbers)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
+        return abs(float(a) - float(b))
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return float("inf")
+        return max((json_difference(x, y) for x, y in zip(a, b, strict=True)), default=0.0)
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return float("inf")
+        return max((json_difference(a[k], b[k]) for k in a), default=0.0)
+    return 0.0 if a == b else float("inf")
 
 
 def entry_paths(arguments: list[str]) -> list[Path]:

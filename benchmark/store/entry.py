@@ -307,6 +307,12 @@ def merge_entries(entries: Sequence[tuple[str, ScoreEntry]]) -> ScoreEntry:
                     f"cannot merge {entry.ranker} on {entry.split}: pair {pid} has different scores "
                     f"in {origin[pid]} and {where}"
                 )
+    unfitted = [where for where, entry in entries if entry.scores and not entry.fits]
+    if merged.fits and unfitted:
+        raise StoreConflict(
+            f"cannot merge {unfitted[0]} with entries that store their fits: its scores come "
+            "without the fit that made them"
+        )
     if (
         not rest
         and first.verified is not None

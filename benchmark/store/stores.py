@@ -127,8 +127,8 @@ class ScoreStore:
 
     def save(self, entry: ScoreEntry) -> Path:
         """Write ``entry`` merged with what is on disk (:func:`merge_entries`), under a file
-        lock; ``entry.scores`` is updated in place to the union, so a caller sees pairs that
-        other writers finished."""
+        lock; ``entry.scores`` (and ``entry.fits``) are updated in place to the union, so a caller
+        sees pairs (and fits) that other writers finished."""
         if not self.writable:
             raise ScoreFileError(f"score store {self.root} is read-only here")
         path = self.path_for(entry.ranker, entry.split, entry.key)
@@ -140,6 +140,7 @@ class ScoreStore:
 
         merged = update_locked(path, read_entry, merge, ScoreEntry.to_json)
         entry.scores.update(merged.scores)
+        entry.fits.update(merged.fits)
         return path
 
     def entries(

@@ -170,7 +170,7 @@ class AT2Ranker(LMRanker):
         self._trained_on: tuple[str, ...] = ()
         self._pairs = 0
         self._fits: dict[tuple[str, ...], np.ndarray] = {}
-        self._restored = False
+        self._heads = 0
         super().__init__(**options)
 
     @classmethod
@@ -224,13 +224,19 @@ class AT2Ranker(LMRanker):
             features = self.features(data.pairs, f"{self.name} features of the training pairs")
             self._fits[ids] = fit_head_weights(features, targets, self.steps, self.lr, self.batch, self.seed)
         self._theta, self._trained_on, self._pairs = self._fits[ids], tuple(data.trained_on), len(ids)
-        self._restored = False
+        self._heads = self.heads_per_layer()
+
+    def heads_per_layer(self) -> int:
+        """The model's attention heads per layer (features are layer-major)."""
+        return int(getattr(self.lm().model.config, "num_attention_heads", 1))
 
     def fitted_state(self) -> dict[str, Any]:
-        """The head weights and where they were fitted: stored in every entry they score."""
+        """The head weights (layer-major), the heads per layer, and where they were fitted:
+        stored in every entry they score."""
         return {
             "trained_on": list(self._trained_on),
             "pairs": self._pairs,
+            "heads": self._heads,
             "weights": [float(v) for v in self.fitted()],
         }
 
@@ -238,11 +244,15 @@ class AT2Ranker(LMRanker):
         try:
             theta = np.asarray(state["weights"], dtype=float)
             trained_on, pairs = tuple(str(s) for s in state["trained_on"]), int(state["pairs"])
+            heads = int(state["heads"])
         except (KeyError, TypeError, ValueError) as exc:
             raise RankerError(f"ranker {self.label}: a stored fit without its weights ({exc})") from exc
-        if theta.ndim != 1 or not np.isfinite(theta).all():
-            raise RankerError(f"ranker {self.label}: a stored fit whose weights are not a finite vector")
-        self._theta, self._trained_on, self._pairs, self._restored = theta, trained_on, pairs, True
+        if theta.ndim != 1 or heads < 1 or len(theta) % heads or not np.isfinite(theta).all():
+            raise RankerError(
+                f"ranker {self.label}: a stored fit whose weights are not a finite vector of whole "
+                f"layers of {heads} heads"
+            )
+        self._theta, self._trained_on, self._pairs, self._heads = theta, trained_on, pairs, heads
 
     def fitted(self) -> np.ndarray:
         if self._theta is None:
@@ -255,9 +265,7 @@ class AT2Ranker(LMRanker):
 
     def describe_model(self) -> dict[str, Any]:
         """The fitted head weights: where they were fitted, and the heads of largest weight."""
-        theta = self.fitted()
-        config = self.lm().model.config
-        heads = int(getattr(config, "num_attention_heads", 1))
+        theta, heads = self.fitted(), self._heads
         order = np.argsort(-np.abs(theta), kind="stable")[:TOP_HEADS]
         return {
             "model": "at2",
@@ -268,5 +276,4 @@ class AT2Ranker(LMRanker):
                 {"layer": int(k // heads), "head": int(k % heads), "weight": float(theta[k])} for k in order
             ],
             "weights": [float(v) for v in theta],
-            "stored": self._restored,
         }

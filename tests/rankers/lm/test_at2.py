@@ -3,12 +3,10 @@ training under a protocol that withholds the votes (tiny Llama, synthetic corpor
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 from sourcesum.data import load_split
-from sourcesum.errors import LabelAccessError
+from sourcesum.errors import LabelAccessError, ScoreFileError
 from sourcesum.rankers import RANKERS, create_ranker
 from sourcesum.rankers.context import WithheldJudgments
 from sourcesum.rankers.lm.at2 import fit_head_weights
@@ -142,41 +140,89 @@ def test_reading_a_withheld_vote_in_train_is_an_error_naming_the_ranker(targets_
         _at2_scores(_stack(tmp_path / "s", targets_store), ALPHA[:1])
 
 
+def _fitted_entries(top, targets_store):
+    """at2 run on ALPHA into the store at ``top``: {split: (path, entry)} and the fit's key."""
+    _at2_scores(_stack(top, targets_store), ALPHA)
+    entries = {e.split: (path, e) for path, e in ScoreStore(top).entries() if e.ranker == "at2"}
+    return entries, "+".join(BETA)
+
+
+def _rewrite(path, entry, scores=None, fits=None):
+    """``entry`` written back at ``path`` (valid checksums) with other scores or fits."""
+    changed = ScoreEntry(**{**entry.__dict__, "verified": None})
+    changed.scores = dict(entry.scores if scores is None else scores)
+    changed.fits = dict(entry.fits if fits is None else fits)
+    path.write_text(changed.to_json())
+    return changed
+
+
 def test_the_weights_are_stored_with_the_entries_they_score_and_explain_reads_them(
     targets_store, tmp_path, monkeypatch
 ):
     """Each entry holds the fit that scored it (under its training splits); explain prints the
-    stored weights without a feature pass or the targets; a resumed entry whose stored fit
-    differs from the run's is an error, not a mix of two fits."""
-    from sourcesum.errors import StoreConflict
+    stored weights with no model loaded, no feature pass and no targets."""
     from sourcesum.runner.explain import explain
 
-    top = tmp_path / "s"
-    _at2_scores(_stack(top, targets_store), ALPHA)
-    store = ScoreStore(top)
-    entries = {entry.split: (path, entry) for path, entry in store.entries() if entry.ranker == "at2"}
-    key = "+".join(BETA)
+    entries, key = _fitted_entries(tmp_path / "s", targets_store)
     fits = [entries[n][1].fits for n in ALPHA]
     assert list(fits[0]) == [key] and fits[0] == fits[1]  # both corpora's splits: one fit on the other
-    assert fits[0][key]["trained_on"] == list(BETA) and len(fits[0][key]["weights"]) == 2 * 4
+    fit = fits[0][key]
+    assert fit["trained_on"] == list(BETA) and fit["heads"] == 4 and len(fit["weights"]) == 2 * 4
 
     cls = RANKERS.get("at2")
-    monkeypatch.setattr(cls, "features", lambda *a, **k: pytest.fail("explain recomputed the features"))
+    for method in ("features", "lm", "train"):
+        monkeypatch.setattr(cls, method, lambda *a, **k: pytest.fail("explain did not read the stored fit"))
     ranker = create_ranker("at2", model=MODEL, steps=20, lr=0.05, batch=4)
-    [model] = explain(ranker, load_split(ALPHA[0]), store)  # no targets in this store
-    assert model["stored"] is True and model["weights"] == fits[0][key]["weights"]
-    monkeypatch.undo()
+    [model] = explain(ranker, load_split(ALPHA[0]), ScoreStore(tmp_path / "s"))  # no targets here
+    assert model["fit"] == "stored" and model["weights"] == fit["weights"]
 
+
+def test_a_resumed_entry_is_scored_by_the_fit_it_stores_and_one_without_its_fit_is_refused(
+    targets_store, tmp_path, monkeypatch
+):
+    """Resuming restores the stored fit instead of fitting again (scores are linear in the
+    weights: doubled weights, doubled scores); a partial entry whose scores have no stored fit
+    cannot be resumed, nor merged with a fitted one."""
+    from sourcesum.errors import StoreConflict
+    from sourcesum.store.entry import merge_entries
+
+    top = tmp_path / "s"
+    entries, key = _fitted_entries(top, targets_store)
     path, entry = entries[ALPHA[0]]
-    forged = {**entry.fits[key], "weights": [w * 2 for w in entry.fits[key]["weights"]]}
-    partial = ScoreEntry(
-        **{**entry.__dict__, "scores": dict(list(entry.scores.items())[:1]), "verified": None}
-    )
-    partial.fits = {key: forged}
-    path.unlink()
-    store.save(partial)
-    with pytest.raises(StoreConflict, match=rf"after training on {re.escape(key)} came from another fit"):
+    first, *rest = sorted(entry.scores)
+    doubled = {**entry.fits[key], "weights": [2 * w for w in entry.fits[key]["weights"]]}
+    _rewrite(path, entry, scores={first: entry.scores[first]}, fits={key: doubled})
+    with monkeypatch.context() as m:
+        m.setattr(RANKERS.get("at2"), "train", lambda *a: pytest.fail("the stored fit was not restored"))
+        resumed = _at2_scores(_stack(top, targets_store), ALPHA[:1])
+    for pid in rest:
+        assert resumed[pid] == pytest.approx([2 * v for v in entry.scores[pid]], rel=1e-9, abs=1e-12)
+
+    unfitted = _rewrite(path, entry, scores={first: entry.scores[first]}, fits={})
+    with pytest.raises(ScoreFileError, match="saved without the fit that made them"):
         _at2_scores(_stack(top, targets_store), ALPHA[:1])
+    with pytest.raises(StoreConflict, match="its scores come without the fit that made them"):
+        merge_entries([("fitted", entry), ("unfitted", unfitted)])
+
+    from sourcesum.runner.explain import explain
+
+    _rewrite(path, entry, fits={})  # complete, written before fits were stored
+    ranker = create_ranker("at2", model=MODEL, steps=20, lr=0.05, batch=4)
+    [model] = explain(ranker, load_split(ALPHA[0]), _stack(top, targets_store))
+    assert model["fit"] == "refitted"
+
+
+def test_verify_compares_the_stored_fit_with_the_refit(targets_store, tmp_path):
+    from sourcesum.runner.verify import verify_entry
+
+    entries, key = _fitted_entries(tmp_path / "s", targets_store)
+    layers = [ScoreStore(targets_store, writable=False)]
+    path, entry = entries[ALPHA[0]]
+    assert verify_entry(path, layers).ok
+    weights = entry.fits[key]["weights"]
+    _rewrite(path, entry, fits={key: {**entry.fits[key], "weights": [weights[0] + 0.01, *weights[1:]]}})
+    outcome = verify_entry(path, layers)
+    assert not outcome.ok and f"its stored fit on {key} differs by 0.01" in "; ".join(outcome.problems)
 
 
 def test_explain_prints_where_the_weights_were_fitted_and_the_largest_heads(targets_store, tmp_path):
@@ -185,7 +231,7 @@ def test_explain_prints_where_the_weights_were_fitted_and_the_largest_heads(targ
 
     ranker = create_ranker("at2", model=MODEL, steps=20, lr=0.05, batch=4)
     [model] = explain(ranker, load_split(ALPHA[0]), _stack(tmp_path / "s", targets_store))
-    assert model["stored"] is False  # no entry yet: fitted now
+    assert model["fit"] == "new"  # no entry yet: fitted now
     assert model["trained_on"] == list(BETA) and model["pairs"] == sum(len(load_split(n)) for n in BETA)
     assert len(model["weights"]) == model["features"] == 2 * 4  # the tiny Llama: 2 layers x 4 heads
     weights = [h["weight"] for h in model["top_heads"]]
