@@ -239,3 +239,24 @@ def test_explain_prints_where_the_weights_were_fitted_and_the_largest_heads(targ
     text = format_model(model)
     assert f"fitted on {' + '.join(BETA)}" in text and "votes withheld" in text and "fitted now" in text
     assert f"layer {model['top_heads'][0]['layer']} head {model['top_heads'][0]['head']}" in text
+
+
+@pytest.mark.slow
+@pytest.mark.real_data
+def test_every_committed_entry_stores_the_weights_that_reproduce_its_scores():
+    """Each committed at2 entry stores the fit that scored it: restored (no refit), it re-scores
+    the entry's first document within the ranker's reproduction tolerance."""
+    from sourcesum.paths import COMMITTED_SCORES_DIR
+
+    entries = [e for _, e in ScoreStore(COMMITTED_SCORES_DIR, writable=False).entries() if e.ranker == "at2"]
+    assert len(entries) >= 8  # the four board splits and the four held-out splits
+    tolerance = RANKERS.get("at2").reproduction_tolerance
+    for entry in entries:
+        assert len(entry.fits) == 1, f"{entry.split}: {list(entry.fits)}"  # one assignment per split
+        ranker = Configuration.of(entry.ranker, entry.params).create(device="cpu")
+        ranker.restore_fitted_state(next(iter(entry.fits.values())))
+        split = load_split(entry.split)
+        pairs = [p for p in split if p.document_key == split.pairs[0].document_key]
+        for pair, scores in zip(pairs, ranker.score_batch(pairs), strict=True):
+            gap = np.abs(np.array(scores) - np.array(entry.scores[pair.id])).max()
+            assert gap <= tolerance, (entry.split, pair.id, gap)
