@@ -9,8 +9,7 @@ from sourcesum.rankers.context import BaseScores
 from sourcesum.runner.configs import Configuration
 from sourcesum.runner.protocols import protocol
 from sourcesum.runner.provide import needed_splits, train
-from sourcesum.runner.run import base_scores
-from sourcesum.store.entry import fit_key
+from sourcesum.runner.run import base_scores, restore_stored_fit
 from sourcesum.store.stores import ScoreStore, StoreStack
 
 
@@ -36,9 +35,7 @@ def explain(ranker: Ranker, split: Split, store: ScoreStore | StoreStack) -> lis
     bases: BaseScores | None = None
     out: list[dict[str, object]] = []
     for assignment in protocol(config.protocol.name).assign(config.protocol, split, split.pairs):
-        key = fit_key(assignment.trained_on)
-        if entry is not None and key in entry.fits:
-            ranker.restore_fitted_state(entry.fits[key])
+        if restore_stored_fit(ranker, entry, assignment):
             fit = "stored"
         else:
             if config.bases and bases is None:

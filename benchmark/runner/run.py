@@ -123,6 +123,19 @@ def check_resumable(entry: ScoreEntry, ranker: Ranker, where: Path) -> None:
         )
 
 
+def restore_stored_fit(ranker: Ranker, entry: ScoreEntry | None, assignment: Assignment) -> bool:
+    """Restore the fit ``entry`` stores for ``assignment`` (under :func:`fit_key` of its
+    training splits) into ``ranker``; False, restoring nothing, where there is no entry, the
+    ranker stores no fits or the entry has none for that assignment."""
+    if entry is None or not stores_fit(ranker):
+        return False
+    state = entry.fits.get(fit_key(assignment.trained_on))
+    if state is None:
+        return False
+    ranker.restore_fitted_state(state)
+    return True
+
+
 def resume_or_train(
     ranker: Ranker, entry: ScoreEntry, assignment: Assignment, bases: BaseScores | None, votes: bool
 ) -> None:
@@ -130,14 +143,12 @@ def resume_or_train(
     ``entry`` (saved with the pairs it scores); where the entry already stores the fit of that
     assignment (a resumed run, or a shard started after another), restore it instead, so every
     pair of an entry comes from the fit it records."""
-    key = fit_key(assignment.trained_on)
-    if stores_fit(ranker) and key in entry.fits:
-        ranker.restore_fitted_state(entry.fits[key])
+    if restore_stored_fit(ranker, entry, assignment):
         return
     train(ranker, assignment, bases, votes)
     state = ranker.fitted_state()
     if state is not None:
-        entry.fits[key] = state
+        entry.fits[fit_key(assignment.trained_on)] = state
 
 
 def _fit(ranker: Ranker, split: Split) -> None:
