@@ -56,6 +56,11 @@ class Param:
     pair longer than a model's window), and its default stops the run on any such pair. So a
     complete entry under the default holds the scores any other value would give on its split
     (see :meth:`sourcesum.rankers.base.Ranker.same_scores_when_complete`)."""
+    training_protocol: bool = False
+    """The value names the training protocol the ranker is fitted under (e.g. ``cross-corpus``).
+    The transfer summary takes rows that differ only here for one method where both protocols fit
+    on the board pairs of one dataset outside the scored corpus
+    (:meth:`sourcesum.runner.protocols.Protocol.outside_source`)."""
 
     @property
     def allowed(self) -> tuple[Any, ...] | None:

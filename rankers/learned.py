@@ -313,6 +313,7 @@ class LearnedRanker(CompositeRanker):
             "split; same-corpus (splits outside the board): fit on the same corpus's main splits; "
             "in-domain: fit on the dataset's declared training split; from-sourcesum: fit on SourceSum",
             registry=LEARNABLE_PROTOCOLS,
+            training_protocol=True,
         ),
         "model": Param(
             str, "logistic regression (scikit-learn) or LambdaMART (LightGBM lambdarank)", choices=MODELS

@@ -59,7 +59,10 @@ class OverlapPriorRanker(Ranker):
             optional=True,
         ),
         "protocol": Param(
-            str, "how the weight is chosen when lead_weight is unset", registry=LEARNABLE_PROTOCOLS
+            str,
+            "how the weight is chosen when lead_weight is unset",
+            registry=LEARNABLE_PROTOCOLS,
+            training_protocol=True,
         ),
         "folds": Param(int, "kfold: folds by document", min=2),
         "seed": Param(int, "kfold: seed of the document folds", min=0),

@@ -32,6 +32,7 @@ from sourcesum.evaluation.evaluate import memoised_evaluation
 from sourcesum.evaluation.measures import Measure
 from sourcesum.rankers.base import RANKERS
 from sourcesum.runner.configs import Configuration
+from sourcesum.runner.protocols import protocol
 from sourcesum.store.entry import ScoreEntry, fit_problem
 from sourcesum.store.published import PublishedOutput, load_published, published_method, published_methods
 from sourcesum.store.stores import ScoreStore, StoreStack
@@ -122,10 +123,17 @@ def _row(
         config.params,
         reference or config.reference,
         supervised=config.protocol is not None and config.protocol.votes and not config.reference,
+        outside_source=_outside_source(config, next(iter(splits))),
         name=name or default_name(config),
         board_splits=tuple(splits),
         facts=ranker_facts(config),
     )
+
+
+def _outside_source(config: Configuration, split: str) -> str | None:
+    """:attr:`Row.outside_source` of ``config`` on a board whose splits include ``split``."""
+    spec = config.protocol
+    return None if spec is None else protocol(spec.name).outside_source(split)
 
 
 def ranker_facts(config: Configuration) -> RankerFacts:
@@ -137,6 +145,7 @@ def ranker_facts(config: Configuration) -> RankerFacts:
         note=cls.board_note,
         defaults={key: cls.default_of(key) for key in specs},
         policies=frozenset(key for key, (param, _) in specs.items() if param.unscorable_policy),
+        protocol_params=frozenset(key for key, (param, _) in specs.items() if param.training_protocol),
     )
 
 

@@ -72,13 +72,16 @@ class HumanAgreement:
 class RankerFacts:
     """What a row's ranker class says that the board shows, read when the row is collected (so
     the view needs no ranker): its board note, its parameters' defaults, and which of them are
-    unscorable policies (:attr:`~sourcesum.params.Param.unscorable_policy`)."""
+    unscorable policies (:attr:`~sourcesum.params.Param.unscorable_policy`) or name its training
+    protocol."""
 
     known: bool = False
     """The ranker is installed (published rows and rankers not installed have no facts)."""
     note: str = ""
     defaults: dict[str, Any] = field(default_factory=dict)
     policies: frozenset[str] = frozenset()
+    protocol_params: frozenset[str] = frozenset()
+    """Parameters naming the training protocol (:attr:`~sourcesum.params.Param.training_protocol`)."""
 
 
 @dataclass
@@ -151,6 +154,10 @@ class Row:
     published: bool = False
     supervised: bool = False
     """Trained on labels under a protocol (e.g. ``learned``)."""
+    outside_source: str | None = None
+    """Fitted under a protocol on the board pairs of this dataset, none of the scored corpus
+    (:meth:`~sourcesum.runner.protocols.Protocol.outside_source`); None: untrained, or fitted where
+    it may read pairs of the scored corpus."""
     name: str = ""
     """The display name (:mod:`sourcesum.board.names`); set for every row of a collected board."""
     board_splits: tuple[str, ...] = ()

@@ -77,6 +77,12 @@ class Protocol(TrainingProtocol):
         """The assignments covering ``pairs`` (pending pairs of ``split``)."""
         raise NotImplementedError
 
+    def outside_source(self, split: str) -> str | None:
+        """The dataset whose board pairs the protocol fits on when it scores ``split``, where
+        none of them is of ``split``'s corpus (``cross-corpus``: the scored split's own dataset;
+        ``from-sourcesum``: SourceSum); None where the fit may read pairs of the scored corpus."""
+        return None
+
 
 def _all(split: Split) -> tuple[int, ...]:
     return tuple(range(len(split)))
@@ -124,6 +130,9 @@ class CrossCorpus(TrainOnSplits):
                 f"(of split {split}) to train on"
             )
         return names
+
+    def outside_source(self, split: str) -> str | None:
+        return dataset_of(split).name
 
 
 class SameCorpus(TrainOnSplits):
@@ -220,6 +229,9 @@ class FromDataset(TrainOnSplits):
 
     def training_splits(self, spec: ProtocolSpec, split: str) -> list[str]:
         return list(self._source(split).board_splits())
+
+    def outside_source(self, split: str) -> str | None:
+        return self._source(split).name
 
 
 class KFold(Protocol):

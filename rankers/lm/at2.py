@@ -142,7 +142,12 @@ class AT2Ranker(LMRanker):
 
     param_specs = {
         **LMRanker.param_specs,
-        "protocol": Param(str, "where the head weights are fitted (their votes withheld)", choices=PROTOCOLS),
+        "protocol": Param(
+            str,
+            "where the head weights are fitted (their votes withheld)",
+            choices=PROTOCOLS,
+            training_protocol=True,
+        ),
         "steps": Param(int, "optimiser steps (the package's 1,000)", min=1),
         "lr": Param(float, "Adam's learning rate (the package's 1e-3)", min=1e-9),
         "batch": Param(int, "training pairs per step (the package's 512)", min=1),

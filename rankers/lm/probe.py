@@ -156,7 +156,9 @@ class ProbeRanker(LMRanker):
             "pretrained, or random (re-initialised from the config, seed 0: the control)",
             choices=WEIGHTS,
         ),
-        "protocol": Param(str, "training protocol, as learned's", registry=LEARNABLE_PROTOCOLS),
+        "protocol": Param(
+            str, "training protocol, as learned's", registry=LEARNABLE_PROTOCOLS, training_protocol=True
+        ),
         "C": Param(
             float,
             "linear probe's inverse regularisation; none = chosen by inner CV from 0.01, 0.1, 1, 10",

@@ -267,6 +267,16 @@ def test_from_dataset_trains_on_the_other_datasets_board_and_refuses_its_own():
     assert "from-sourcesum" in PROTOCOLS
 
 
+def test_only_protocols_that_fit_outside_the_scored_corpus_name_an_outside_source():
+    """cross-corpus and from-X fit on no pair of the scored corpus: they name the dataset whose
+    board pairs they fit on; the others may read pairs of the scored corpus (or its split)."""
+    assert protocol("cross-corpus").outside_source("synth_alpha_sys") == "synthnews"
+    assert FromDataset("synthnews").outside_source("synth_claims") == "synthnews"
+    assert protocol("from-sourcesum").outside_source("synth_claims") == "sourcesum"
+    for name in ("own", "same-corpus", "kfold", "in-domain"):
+        assert protocol(name).outside_source("synth_alpha_sys") is None, name
+
+
 def test_in_domain_trains_on_the_split_the_dataset_declares(monkeypatch):
     rule = protocol("in-domain")
     spec = Configuration.of("learned", {"rankers": "bm25,lead", "protocol": "in-domain"}).protocol

@@ -8,15 +8,22 @@ from typing import Any
 
 from sourcesum.board.model import Leaderboard, RankerFacts, Row
 from sourcesum.board.view.types import TransferView
+from sourcesum.data import dataset
 from sourcesum.evaluation.metrics import spearman
 
 
 def same_method(a: Row, b: Row) -> bool:
     """Rows of two boards that run one method: the same label, or the same registered ranker
-    whose parameters differ only where complete entries score alike: every parameter equal (a
-    missing one holds its default), except an unscorable-policy parameter where one side holds
-    its default (:meth:`~sourcesum.rankers.base.Ranker.same_scores_when_complete`, read from the
-    row's :class:`~sourcesum.board.model.RankerFacts`)."""
+    whose parameters differ only where complete entries score alike or where both fit on the same
+    pairs' kind: every parameter equal (a missing one holds its default), except
+
+    * an unscorable-policy parameter where one side holds its default
+      (:meth:`~sourcesum.rankers.base.Ranker.same_scores_when_complete`), and
+    * the training-protocol parameter where both rows fit on the board pairs of one dataset,
+      none of the scored corpus (:attr:`Row.outside_source`: e.g. ``cross-corpus`` on SourceSum
+      and ``from-sourcesum`` on a task),
+
+    read from the rows' :class:`~sourcesum.board.model.RankerFacts`."""
     if a.ranker != b.ranker:
         return False
     if a.label == b.label:
@@ -29,8 +36,14 @@ def same_method(a: Row, b: Row) -> bool:
             return False
         default = facts.defaults[key]
         x, y = a.params.get(key, default), b.params.get(key, default)
-        if x != y and not (key in facts.policies and default in (x, y)):
-            return False
+        if x == y:
+            continue
+        if key in facts.policies and default in (x, y):
+            continue
+        if key in facts.protocol_params and a.outside_source is not None:
+            if a.outside_source == b.outside_source:
+                continue
+        return False
     return True
 
 
@@ -44,26 +57,36 @@ def _counterpart(row: Row, board: Leaderboard) -> Row | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def _policy_note(name: str, facts: RankerFacts, rows: Sequence[tuple[str, Row]]) -> tuple[str, str]:
-    """One sentence on a method whose rows differ in an unscorable-policy parameter: ``(row
-    name, the sentence after it)``."""
-    parts, defaults = [], []
+def _method_note(name: str, facts: RankerFacts, rows: Sequence[tuple[str, Row]]) -> tuple[str, str]:
+    """One sentence on a method whose rows differ in an unscorable-policy or training-protocol
+    parameter (:func:`same_method`): ``(row name, the sentence after it)``."""
+    parts: list[str] = []
+    defaults: list[str] = []
+    protocols = False
     for key in sorted({k for _, r in rows for k in r.params}):
-        if key not in facts.policies:
+        if key not in facts.policies | facts.protocol_params:
             continue
         default = facts.defaults[key]
         by_value: dict[Any, list[str]] = {}
         for title, r in rows:
             by_value.setdefault(r.params.get(key, default), []).append(title)
         if len(by_value) > 1:
-            parts += [f"{key}={value} on {' and '.join(titles)}" for value, titles in by_value.items()]
-            defaults.append(f"{key}={default}")
-    return (
-        name,
-        f"runs with {', '.join(parts)}. These rows are one method: {' and '.join(defaults)} "
-        "(the default) stops on every pair another value would change, so its complete entries "
-        "hold the scores that value gives, within the ranker's reproduction tolerance.",
-    )
+            parts += [f"{key}={value} on {' and '.join(where)}" for value, where in by_value.items()]
+            if key in facts.protocol_params:
+                protocols = True
+            else:
+                defaults.append(f"{key}={default}")
+    why = []
+    if defaults:
+        why.append(
+            f"{' and '.join(defaults)} (the default) stops on every pair another value would change, "
+            "so its complete entries hold the scores that value gives, within the ranker's "
+            "reproduction tolerance"
+        )
+    if protocols:
+        source = dataset(str(rows[0][1].outside_source)).title
+        why.append(f"each is fitted on {source}'s board pairs, none of the scored corpus")
+    return name, f"runs with {', '.join(parts)}. These rows are one method: {'; '.join(why)}."
 
 
 def transfer_view(board: Leaderboard) -> TransferView | None:
@@ -94,7 +117,7 @@ def transfer_view(board: Leaderboard) -> TransferView | None:
             rho = spearman([values[i][x] for x in common], [values[j][x] for x in common])
             correlations.append((boards[i].dataset.title, boards[j].dataset.title, float(rho)))
     notes = tuple(
-        _policy_note(
+        _method_note(
             names.get(label, label),
             matched[label][0].facts,
             [(b.dataset.title, r) for b, r in zip(boards, matched[label], strict=True)],

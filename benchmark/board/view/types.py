@@ -179,8 +179,8 @@ class TransferView:
     correlations: tuple[tuple[str, str, float], ...]
     """``(title, title, rho)`` for each two boards."""
     policy_notes: tuple[tuple[str, str], ...] = ()
-    """One sentence per method whose rows differ between boards in an unscorable-policy
-    parameter (:func:`~sourcesum.board.view.transfer.same_method`): which value runs where, and why the rows still match."""
+    """One sentence per method whose rows differ between boards in an unscorable-policy or a
+    training-protocol parameter (:func:`~sourcesum.board.view.transfer.same_method`): which value runs where, and why the rows still match."""
     left_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Every zero-shot row of some board that the summary leaves out, grouped by why: ``(reason,
     names)``, e.g. ``("not on WiCE and QMSum evidence", (...))``."""

@@ -1,6 +1,7 @@
 """Transfer tasks (sourcesum.board.view.transfer): another dataset's board declared beside the main
 one ([[tasks]]) and the transfer summary, which matches rows that differ only in an
-unscorable-policy parameter, on the synthetic datasets."""
+unscorable-policy parameter, or in a training protocol where both fit on one dataset's board pairs
+outside the scored corpus, on the synthetic datasets."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from sourcesum.errors import RankerError
 from sourcesum.params import Param
 from sourcesum.rankers import RANKERS
 from sourcesum.rankers.base import Ranker, register
+from sourcesum.rankers.context import ProtocolSpec, TrainingData
+from sourcesum.runner.protocols import PROTOCOLS, FromDataset
 from support.boards import declaration
 
 
@@ -37,6 +40,37 @@ class ShortStop(Ranker):
             if self.overflow == "error":
                 raise RankerError(f"pair {pair.id} is too short")
             return [0.0] * pair.n_sentences
+        return [-self.step * i for i in range(pair.n_sentences)]
+
+
+@register
+class FittedStep(Ranker):
+    """Lead's order, each position ``step`` below the one before it, ``step`` = the mean sentence
+    count of the training pairs: fitted under ``protocol`` on their inputs, their votes withheld
+    (a zero-shot test ranker with a training-protocol parameter)."""
+
+    name = "fitted_step_test"
+    param_specs = {
+        "protocol": Param(
+            str,
+            "where step is fitted",
+            choices=("cross-corpus", "from-synthnews", "kfold"),
+            training_protocol=True,
+        ),
+    }
+
+    def __init__(self, protocol: str = "cross-corpus"):
+        self.protocol, self.step = protocol, 0.0
+
+    @classmethod
+    def training_protocol(cls, params) -> ProtocolSpec:
+        extra = {"folds": 2, "seed": 0} if params["protocol"] == "kfold" else {}
+        return ProtocolSpec(str(params["protocol"]), extra, votes=False)
+
+    def train(self, data: TrainingData) -> None:
+        self.step = sum(p.n_sentences for p in data.pairs) / len(data.pairs)
+
+    def score(self, pair):
         return [-self.step * i for i in range(pair.n_sentences)]
 
 
@@ -185,3 +219,51 @@ def test_the_transfer_summary_matches_rows_that_differ_only_in_an_unscorable_pol
         "Left out, as not on every board: `short_stop_test(step=2.0)` (another configuration on "
         "SynthClaims); `short_stop_test(overflow=ties, step=3.0)` (another configuration on SynthNews)."
     ) in transfer
+
+
+def test_the_transfer_summary_matches_rows_fitted_on_one_datasets_pairs_outside_the_scored_corpus(
+    tmp_path: Path, capsys, scores_dir, monkeypatch
+):
+    """A zero-shot row fitted ``cross-corpus`` on SynthNews (the other corpus's pairs) and
+    ``from-synthnews`` on SynthClaims (all of SynthNews's board pairs) is one method, and the
+    summary says why; ``kfold`` on SynthClaims (pairs of the scored split itself) is not."""
+    from sourcesum.cli import main
+
+    monkeypatch.setitem(PROTOCOLS._classes, "from-synthnews", FromDataset("synthnews"))
+    text = declaration(rows=("lead", "bm25", "fitted_step_test"), references=())
+    text += (
+        '\n[[tasks]]\ndataset = "synthclaims"\nnote = "Claims."\n'
+        '[[tasks.rows]]\nranker = "lead"\n\n[[tasks.rows]]\nranker = "bm25"\n\n'
+        '[[tasks.rows]]\nranker = "fitted_step_test"\nparams = { protocol = "from-synthnews" }\n'
+    )
+    path = tmp_path / "board.toml"
+    run = ["run", "--no-progress", "--ranker"]
+    assert main([*run, "lead,bm25,fitted_step_test", "--split", "synthnews"]) == 0
+    assert main([*run, "lead,bm25", "--split", "synth_claims"]) == 0
+    for protocol in ("from-synthnews", "kfold"):
+        argv = [*run, "fitted_step_test", "-p", f"fitted_step_test.protocol={protocol}"]
+        assert main([*argv, "--split", "synth_claims"]) == 0
+    capsys.readouterr()
+
+    def transfer() -> str:
+        out = tmp_path / "board.md"
+        argv = ["leaderboard", "--declaration", str(path), "--scores-dir", str(scores_dir), "-o", str(out)]
+        assert main(argv) == 0
+        return out.read_text(encoding="utf-8").split("## Transfer across tasks", 1)[1].split("\n## ", 1)[0]
+
+    def names(section: str) -> list[str]:
+        rows = [line for line in section.splitlines() if line.startswith("| ") and "rank on" not in line]
+        return sorted(line.split(" | ")[0].strip("| ") for line in rows)
+
+    path.write_text(text, encoding="utf-8")
+    section = transfer()
+    assert names(section) == ["bm25", "fitted_step_test", "lead"]
+    assert (
+        "`fitted_step_test` runs with protocol=cross-corpus on SynthNews, protocol=from-synthnews on "
+        "SynthClaims. These rows are one method: each is fitted on SynthNews's board pairs, none of "
+        "the scored corpus." in section
+    )
+    path.write_text(text.replace('protocol = "from-synthnews"', 'protocol = "kfold"'), encoding="utf-8")
+    section = transfer()
+    assert names(section) == ["bm25", "lead"]
+    assert "`fitted_step_test` (another configuration on SynthClaims)" in section
