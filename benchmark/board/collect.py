@@ -32,7 +32,6 @@ from sourcesum.evaluation.evaluate import memoised_evaluation
 from sourcesum.evaluation.measures import Measure
 from sourcesum.rankers.base import RANKERS
 from sourcesum.runner.configs import Configuration
-from sourcesum.runner.protocols import protocol
 from sourcesum.store.entry import ScoreEntry, fit_problem
 from sourcesum.store.published import PublishedOutput, load_published, published_method, published_methods
 from sourcesum.store.stores import ScoreStore, StoreStack
@@ -123,17 +122,11 @@ def _row(
         config.params,
         reference or config.reference,
         supervised=config.protocol is not None and config.protocol.votes and not config.reference,
-        outside_source=_outside_source(config, next(iter(splits))),
+        outside_source=config.outside_source(next(iter(splits))),
         name=name or default_name(config),
         board_splits=tuple(splits),
         facts=ranker_facts(config),
     )
-
-
-def _outside_source(config: Configuration, split: str) -> str | None:
-    """:attr:`Row.outside_source` of ``config`` on a board whose splits include ``split``."""
-    spec = config.protocol
-    return None if spec is None else protocol(spec.name).outside_source(split)
 
 
 def ranker_facts(config: Configuration) -> RankerFacts:

@@ -83,6 +83,16 @@ class Configuration:
                 )
         return spec
 
+    def outside_source(self, split: str) -> str | None:
+        """The dataset whose board pairs, none of ``split``'s corpus, it is fitted on when it
+        scores ``split`` (:meth:`~sourcesum.runner.protocols.Protocol.outside_source`); None when
+        it is not trained, or may be fitted on pairs of the scored corpus."""
+        if self.protocol is None:
+            return None
+        from sourcesum.runner.protocols import protocol
+
+        return protocol(self.protocol.name).outside_source(split)
+
     def key_version(self, split: str) -> str:
         """The version its entries on ``split`` are keyed with (module docstring)."""
         inputs: list[Any] = [[b.ranker, b.key_version(split)] for b in self.bases]
