@@ -102,9 +102,13 @@ def choose_layer(
 ) -> tuple[int, list[dict[str, Any]]]:
     """The layer ``layer=cv`` fits (module docstring) and the table that chose it (one row per
     layer: ``layer``, ``ndcg``, ``ap``, ``objective``; the chosen one ``selected``)."""
+    from tqdm.auto import tqdm
+
     inner = document_folds(data.documents, folds, seed)
     table: list[dict[str, Any]] = []
-    for layer in range(data.states[0].shape[0]):
+    layers = range(data.states[0].shape[0])
+    # shown on a terminal only: 31 layers x folds fits take minutes on SourceSum's pairs
+    for layer in tqdm(layers, desc="probe layer by CV", unit="layer", leave=False, disable=None):
         rows = data.at(layer)
         names = feature_names(layer, data.states[0].shape[0], data.states[0].shape[2])
         scores: list[np.ndarray] = []
