@@ -1,4 +1,4 @@
-"""Tiny models built from configs for the LM and LLM rankers' tests (a WordPiece tokenizer,
+"""Tiny models built from configs for the LM and LLM rankers' tests (WordPiece tokenizers,
 2-layer Llama, BART and GPT-2), and the offline default LM written as an all-F32 GGUF for a
 llama.cpp server (:func:`support.servers.start_llama_server` serves it)."""
 
@@ -21,6 +21,25 @@ def tiny_tokenizer():
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_sentence_model("all-MiniLM-L6-v2"))
+    tokenizer.bos_token, tokenizer.eos_token = "[CLS]", "[SEP]"
+    return tokenizer
+
+
+def small_tokenizer(text: str = ""):
+    """A WordPiece tokenizer like :func:`tiny_tokenizer` (lower-cased, [CLS]/[SEP] as BOS/EOS)
+    over a vocabulary of ~100 tokens: the special tokens, single characters (word-initial and
+    ``##`` continuations) and the words of ``text``; other words are spelled out. For tests of
+    what is done with a model (caching, loading, hashing), not of what it scores: a tiny model
+    over it is 1/250 of the size over all-MiniLM-L6-v2's 30,522 tokens."""
+    import string
+
+    from transformers import BertTokenizer
+
+    characters = string.ascii_lowercase + string.digits + string.punctuation
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *characters]
+    vocab += [f"##{c}" for c in string.ascii_lowercase + string.digits]
+    vocab += sorted({w for w in text.lower().split() if w.isalpha()})
+    tokenizer = BertTokenizer(vocab={token: i for i, token in enumerate(dict.fromkeys(vocab))})
     tokenizer.bos_token, tokenizer.eos_token = "[CLS]", "[SEP]"
     return tokenizer
 

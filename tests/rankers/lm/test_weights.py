@@ -24,7 +24,7 @@ from sourcesum.rankers import create_ranker
 from sourcesum.rankers.lm import loading
 from sourcesum.rankers.lm import weights as lm_weights
 from sourcesum.util.hashing import sha256_hex
-from support.models import tiny_llama, tiny_tokenizer
+from support.models import small_tokenizer, tiny_llama
 from support.pairs import make_pair, make_split
 
 NAME = "tiny-packaged"
@@ -41,6 +41,12 @@ DOC = [
 
 
 PAIR = make_pair(DOC, "A bridge costing forty million dollars was approved.")
+
+
+def pair_tokenizer():
+    """The stand-in models' tokenizer: the words of PAIR in its vocabulary (these tests are of
+    caching and verification, so a small model over a small vocabulary does)."""
+    return small_tokenizer(" ".join([*DOC, PAIR.summary]))
 
 
 @pytest.fixture
@@ -65,7 +71,7 @@ def packaged(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(loading, "_LOADED", {})
     builds: list[Path] = []
-    tokenizer = tiny_tokenizer()
+    tokenizer = pair_tokenizer()
 
     def dequantize(path: Path, staging: Path) -> None:
         builds.append(path)
@@ -146,7 +152,7 @@ def test_edited_cached_weights_are_detected_and_the_scores_equal_a_fresh_dequant
         from transformers import AutoModelForCausalLM
 
         edited = AutoModelForCausalLM.from_pretrained(weights.parent)
-        loading.register_loaded("tiny-edited", edited, tiny_tokenizer())
+        loading.register_loaded("tiny-edited", edited, pair_tokenizer())
         assert max(abs(a - b) for a, b in zip(_edited_scores(), fresh, strict=True)) > 1e-3
     assert _scores() == fresh  # exactly: rebuilt from the GGUF, the edit never used
     assert len(packaged.builds) == 2
@@ -303,7 +309,7 @@ def test_provenance_imports_no_model_library():
 
 
 def test_in_memory_models_have_an_unverified_provenance(tmp_path):
-    tokenizer = tiny_tokenizer()
+    tokenizer = pair_tokenizer()
     loading.register_loaded("tiny-provenance", tiny_llama(tokenizer), tokenizer)
     expected = {"weights": "tiny-provenance: in-memory model registered in this process (unverified)"}
     for name in LM_RANKERS:
@@ -327,7 +333,7 @@ def _folder_identity(folder: Path, skip: tuple[str, ...] = ()) -> str:
 
 
 def test_a_local_folder_is_identified_by_the_content_of_its_files(tmp_path):
-    tokenizer = tiny_tokenizer()
+    tokenizer = pair_tokenizer()
     folder = tmp_path / "model"
     tiny_llama(tokenizer).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
