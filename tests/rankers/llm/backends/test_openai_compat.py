@@ -321,8 +321,8 @@ def test_a_pair_with_some_rated_sentences_keeps_the_lo_fallback(template, tmp_pa
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_an_interrupt_stops_every_request_and_retry_at_once(concurrency, template, tmp_path):
     """Against a server that never answers (each attempt would time out after 3 s and be
-    retried 3 times), Ctrl-C after 0.5 s ends the call within 2 s, and no request is sent
-    after it: not the queued ones, not the retries of those in flight."""
+    retried 3 times), Ctrl-C once the first requests are in flight ends the call within 2 s, and
+    no request is sent after it: not the queued ones, not the retries of those in flight."""
     stalled = StalledServer()
     pair = make_pair(DOC + ["One more.", "And another."], SUMMARY)
     options = {"timeout": 3.0, "max_retries": 3, "backoff": 0.05, "concurrency": concurrency}
@@ -330,10 +330,16 @@ def test_an_interrupt_stops_every_request_and_retry_at_once(concurrency, templat
     interrupted: list[float] = []
 
     def interrupt() -> None:
+        # once the first requests arrived (0.5 s after the call when idle; a loaded machine may
+        # take longer to start the workers), or after 5 s, when the count below fails
+        deadline = time.monotonic() + 5.0
+        while stalled.posts < concurrency and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # what a worker would send next, it has had time to send
         interrupted.append(time.monotonic())
         _thread.interrupt_main()
 
-    timer = threading.Timer(0.5, interrupt)
+    timer = threading.Timer(0.3, interrupt)
     # Python's own Ctrl-C handler, as in a terminal: a process started in the background by a
     # shell inherits SIGINT ignored, and interrupt_main() then does nothing
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
