@@ -14,8 +14,9 @@ from sourcesum.evaluation.metrics import spearman
 
 def same_method(a: Row, b: Row) -> bool:
     """Rows of two boards that run one method: the same label, or the same registered ranker
-    whose parameters differ only where complete entries score alike or where both fit on the same
-    pairs' kind: every parameter equal (a missing one holds its default), except
+    whose parameters differ only where complete entries score alike, or in the training protocol
+    where both rows are fitted outside the scored corpus on one dataset's board pairs: every
+    parameter equal (a missing one holds its default), except
 
     * an unscorable-policy parameter where one side holds its default
       (:meth:`~sourcesum.rankers.base.Ranker.same_scores_when_complete`), and
