@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,11 @@ from sourcesum.errors import SourceSumError
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
+@cache
 def environment(autoescape: bool) -> Any:
     """A strict environment (undefined names are errors) over :data:`TEMPLATES`; ``autoescape``
-    for HTML."""
+    for HTML. One per process and setting, so each template is compiled once (Jinja2 keeps the
+    compiled templates in the environment and recompiles one whose file changed)."""
     try:
         import jinja2
     except ImportError as exc:
