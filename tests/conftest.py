@@ -18,6 +18,7 @@ the harness itself looks (``$SOURCESUM_DATA_DIR`` / ``data/sourcesum``, and
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import tempfile
@@ -31,6 +32,13 @@ from support.data import SYNTHETIC
 # writing is off: where PYTHONDONTWRITEBYTECODE is set, as on the project's machines, each run
 # rewrote every module again. __pycache__ is git-ignored.
 sys.dont_write_bytecode = False
+
+# A full garbage collection walks every object the libraries the tests import hold (PyTorch,
+# transformers, scikit-learn: about 0.2 CPU s each time once they are loaded), while the tests'
+# own cyclic garbage is small: full collections ten times rarer than Python's default (after 100
+# young-generation collections, not 10) cut the fast loop's time in the collector from 4.6 to
+# 2.2 CPU s (measured with gc.callbacks), at no cost to what any test asserts.
+gc.set_threshold(700, 10, 100)
 
 if str(SYNTHETIC) not in sys.path:
     sys.path.insert(0, str(SYNTHETIC))
