@@ -6,7 +6,10 @@ seconds (the child process's user + system time) over ``--repeats`` runs and the
 libraries (torch, transformers, sentence_transformers, matplotlib) that the last warm run
 imported.
 
-    python scripts/bench_leaderboard.py [--repeats 3]
+    python scripts/bench_leaderboard.py [--repeats 3] [--declaration FILE]
+
+``--declaration`` times the Markdown and JSON boards of another declaration (``sourcesum
+leaderboard --declaration FILE``; ``--all`` reads the stores whatever the declaration).
 
 Targets: warm under 5 CPU s for the declared board (SourceSum's declaration alone under 3) and
 under 5 for ``--all``, on 2 CPU cores.
@@ -55,14 +58,20 @@ def main() -> None:
         description=description, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeats", type=int, default=3, help="cold + warm runs per format (median)")
+    parser.add_argument(
+        "--declaration", help="the rows of the Markdown and JSON boards (default: leaderboard.toml)"
+    )
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if args.declaration is not None and not os.path.isfile(args.declaration):
+        parser.error(f"--declaration {args.declaration}: no such file")
+    declared = ["--declaration", os.path.abspath(args.declaration)] if args.declaration else []
     results: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         boards = (
-            ("markdown (draws the plot)", []),
-            ("json (no plot)", ["--format", "json"]),
+            ("markdown (draws the plot)", declared),
+            ("json (no plot)", [*declared, "--format", "json"]),
             ("--all, markdown", ["--all"]),
         )
         for name, extra in boards:
