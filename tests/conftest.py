@@ -81,6 +81,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     skip_or_fail_without(real_data_missing())
 
 
+@pytest.fixture(scope="session")
+def committed_render(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The committed board rendered once per run from an empty memo folder, shared by the
+    workers (support/committed.py): the result, and the memo folder for warm renders."""
+    from support.committed import render_committed_once, run_root
+
+    return render_committed_once(run_root(tmp_path_factory.getbasetemp()))
+
+
 @pytest.fixture(autouse=True)
 def fresh_memo_notes() -> None:
     """Each test sees the memo's one-per-command notes afresh."""

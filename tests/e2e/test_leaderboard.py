@@ -6,15 +6,12 @@ candidate."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from pathlib import Path
 
 import pytest
 from sourcesum import paths
 from sourcesum.board import board_statistics, collect_declared, read_declaration
-from sourcesum.cli import main
 from sourcesum.cli.boards import rows_text
 from sourcesum.data import load_split
 from sourcesum.store.stores import ScoreStore
@@ -23,18 +20,12 @@ pytestmark = pytest.mark.real_data
 
 
 @pytest.fixture(scope="module")
-def fresh(tmp_path_factory) -> tuple[int, str, Path, Path]:
-    """``sourcesum leaderboard -o FILE`` from an empty memo folder, once for the module (the
-    board's statistics are its costliest computation): (exit status, stderr, FILE, the memo
-    folder the run filled)."""
-    root = tmp_path_factory.mktemp("fresh-board")
-    out, cache = root / "leaderboard.md", root / "empty-cache"
-    err = io.StringIO()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOURCESUM_CACHE_DIR", str(cache))
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            code = main(["leaderboard", "-o", str(out)])
-    return code, err.getvalue(), out, cache
+def fresh(committed_render) -> tuple[int, str, Path, Path]:
+    """``sourcesum leaderboard -o FILE`` from an empty memo folder, once for the run (the
+    board's statistics are its costliest computation; tests/support/committed.py): (exit
+    status, stderr, FILE, the memo folder the run filled)."""
+    done = committed_render
+    return done.code, done.stderr, done.board, done.cache
 
 
 @pytest.fixture(scope="module")
