@@ -150,9 +150,9 @@ def test_bench_leaderboard_times_cold_and_warm_boards_without_heavy_imports(tmp_
 
 
 @pytest.mark.real_data
-@pytest.mark.slow  # ~10 s with an empty statistics memo, plus one `sourcesum compare`
-def test_learned_vs_published_cells_are_what_sourcesum_compare_prints(tmp_path: Path):
-    env = {**os.environ, "SOURCESUM_CACHE_DIR": str(tmp_path / "cache")}
+@pytest.mark.slow  # the board's statistics from the run's committed-board memo, plus one `sourcesum compare`
+def test_learned_vs_published_cells_are_what_sourcesum_compare_prints(tmp_path: Path, committed_render):
+    env = {**os.environ, "SOURCESUM_CACHE_DIR": str(committed_render.cache)}
     done = run_script("learned_vs_published.py", "--markdown", env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     label = done.stdout.splitlines()[0]
