@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from sourcesum import stats
 from sourcesum.stats import significance as sig
+from sourcesum.stats.cache import StatsCache
 
 
 def brute_force_p(contributions: np.ndarray) -> float:
@@ -202,19 +203,19 @@ def test_seeds_come_from_the_identity_alone_and_are_stable_across_processes():
     assert 0 <= here < 2**64
 
 
-def _marks(seed: int) -> dict[str, object]:
-    """Every mark of the committed board with the statistics computed from ``seed``."""
+def _marks(seed: int, cache: StatsCache) -> dict[str, object]:
+    """Every mark of the committed board with the statistics computed from ``seed`` (values
+    ``cache`` holds are read from it)."""
     from sourcesum import paths
     from sourcesum.board import build_view, collect_declared, read_declaration
     from sourcesum.board.statistics import add_all_statistics
-    from sourcesum.stats.cache import StatsCache
     from sourcesum.store.stores import ScoreStore
 
     board = collect_declared(
         read_declaration(paths.DECLARATION_PATH),
         ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False),
     )
-    stats = add_all_statistics(board, cache=StatsCache(persist=False), seed=seed)
+    stats = add_all_statistics(board, cache=cache, seed=seed)
     view = build_view(board, stats)
     tests = [m for r in board.rows for m in (*stats.of(r).vs_best.values(), *stats.of(r).vs_lead.values())]
     assert stats.human is not None
@@ -232,9 +233,11 @@ def _marks(seed: int) -> dict[str, object]:
 
 
 @pytest.mark.real_data
-@pytest.mark.slow  # the board's statistics twice with no memo (~30 s)
-def test_the_committed_boards_marks_do_not_depend_on_the_seed():
-    zero, one = _marks(0), _marks(1)
+@pytest.mark.slow  # the board's statistics from seed 1 with no memo (seed 0's: the run's render)
+def test_the_committed_boards_marks_do_not_depend_on_the_seed(committed_render, monkeypatch):
+    monkeypatch.setenv("SOURCESUM_CACHE_DIR", str(committed_render.cache))
+    # seed 0 is the board's: the memo the run's cold render of the committed board filled holds it
+    zero, one = _marks(0, StatsCache()), _marks(1, StatsCache(persist=False))
     assert zero == one
     cells = list(zero["cells"].values())
     assert cells.count("tied") > 10 and "best" in cells  # the comparison is not vacuous
