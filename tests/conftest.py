@@ -40,6 +40,14 @@ sys.dont_write_bytecode = False
 # 2.2 CPU s (measured with gc.callbacks), at no cost to what any test asserts.
 gc.set_threshold(700, 10, 100)
 
+# pytest-xdist's workers share the machine's cores, while each worker's BLAS (numpy's OpenBLAS)
+# and PyTorch thread pools default to every core: on 2 cores, 2 workers ran 4 threads that spin
+# against each other. Each worker gets its share of the cores unless OMP_NUM_THREADS says
+# otherwise; set here, before anything imports numpy or torch (which read it when they load).
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+if _workers > 0:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, len(os.sched_getaffinity(0)) // _workers)))
+
 if str(SYNTHETIC) not in sys.path:
     sys.path.insert(0, str(SYNTHETIC))
 import synthetic_datasets  # noqa: E402,F401  (registers synthnews and synthclaims)
