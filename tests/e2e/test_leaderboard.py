@@ -7,7 +7,6 @@ candidate."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from sourcesum import paths
@@ -20,15 +19,6 @@ pytestmark = pytest.mark.real_data
 
 
 @pytest.fixture(scope="module")
-def fresh(committed_render) -> tuple[int, str, Path, Path]:
-    """``sourcesum leaderboard -o FILE`` from an empty memo folder, once for the run (the
-    board's statistics are its costliest computation; tests/support/committed.py): (exit
-    status, stderr, FILE, the memo folder the run filled)."""
-    done = committed_render
-    return done.code, done.stderr, done.board, done.cache
-
-
-@pytest.fixture(scope="module")
 def board():
     return collect_declared(
         read_declaration(paths.DECLARATION_PATH), ScoreStore(paths.COMMITTED_SCORES_DIR, writable=False)
@@ -36,10 +26,11 @@ def board():
 
 
 @pytest.fixture(scope="module")
-def stats(board, fresh):
-    """The committed board's statistics, from the memo the fresh run computed them into."""
+def stats(board, committed_render):
+    """The committed board's statistics, from the memo the run's cold render computed them into
+    (tests/support/committed.py)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOURCESUM_CACHE_DIR", str(fresh[3]))
+        patch.setenv("SOURCESUM_CACHE_DIR", str(committed_render.cache))
         return board_statistics(board)
 
 
@@ -104,11 +95,11 @@ def test_the_row_summary_adds_up(board):
 
 
 @pytest.mark.real_data
-def test_committed_board_is_complete_and_leaderboard_md_is_current(fresh):
+def test_committed_board_is_complete_and_leaderboard_md_is_current(committed_render):
     """The official board renders from the committed store alone, byte-identical to the
     committed leaderboard.md and leaderboard.png (so nothing a user computes can change it),
     from an empty memo (so a poisoned statistics or plot memo cannot reach a commit)."""
-    code, err, out, _ = fresh
+    code, err, out = committed_render.code, committed_render.stderr, committed_render.board
     assert code == 0, err
     assert out.read_text() == paths.LEADERBOARD_PATH.read_text()
     assert out.with_suffix(".png").read_bytes() == paths.LEADERBOARD_PATH.with_suffix(".png").read_bytes()

@@ -1,7 +1,8 @@
 """The committed board rendered once per test run from an empty memo folder, shared by the
-pytest-xdist workers: the render's result and the memo it filled, which later renders of the
-committed board (the site's) read warm instead of computing the board's statistics again (about
-70 CPU s each)."""
+pytest-xdist workers: the render's result (``tests/e2e/test_leaderboard.py`` checks it) and the
+memo it filled, which the tests that need the board's statistics again (the committed site's
+budgets, ``learned_vs_published.py``, seed 0 of the seed test) read warm instead of computing
+them each time (about 70 CPU s each)."""
 
 from __future__ import annotations
 
