@@ -16,7 +16,8 @@
 # rankers' offline default model); llm (openai); site (Jinja2, also a core dependency); learned
 # (LightGBM); docs (MkDocs); hf (Hugging Face datasets: export --format hf); llm-server
 # (llama-cpp-python[server] for the real-server tests:
-# compiles llama.cpp from source the first time: 29 minutes on 2 cores at load 3.5-7); release
+# compiles llama.cpp from source the first time: about 8 minutes on 2 AMD EPYC cores, 29 on 2
+# cores at load 3.5-7); release
 # (build and twine: scripts/release.sh); crosscheck (the authors' packages context-cite and at2,
 # with spaCy and NLTK: the cross-checks of contextcite and at2).
 # The core package (no torch) is all `sourcesum leaderboard` needs: scripts/leaderboard.sh asks

@@ -44,7 +44,7 @@ def need_llm_server(*modules: str) -> None:
 
     reason = (
         f"real llama.cpp server tests: {', '.join(missing)} not installed (bash scripts/setup.sh "
-        "--extras all adds the llm-server extra, compiling llama.cpp: about 30 minutes on 2 cores)"
+        "--extras all adds the llm-server extra, compiling llama.cpp: 8 to 30 minutes on 2 cores)"
     )
     if REQUIRED:
         pytest.fail(f"{reason}; required here: $CI or $SOURCESUM_REQUIRE_LLM_SERVER is set")
