@@ -98,6 +98,15 @@ def committed_render(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[
     return render_committed_once(run_root(tmp_path_factory.getbasetemp()))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def own_user_store(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The tests' user score store, unless ``SOURCESUM_SCORES_DIR`` names one: a folder of this
+    run (shared by its tests and the processes they start), never the user's
+    ``~/.local/share/sourcesum/scores``. Unlike the caches above it starts empty every run, since
+    what it holds decides numbers (``scores_dir`` gives a test one of its own)."""
+    os.environ.setdefault("SOURCESUM_SCORES_DIR", str(tmp_path_factory.mktemp("user-scores")))
+
+
 @pytest.fixture(autouse=True)
 def fresh_memo_notes() -> None:
     """Each test sees the memo's one-per-command notes afresh."""

@@ -358,15 +358,14 @@ def test_the_layering_test_sees_local_imports(tmp_path):
     assert _imported(source, _modules())[0] == {"sourcesum.board.view"}
 
 
-def test_run_loads_no_board_and_no_output_but_its_table(tmp_path: Path):
-    """``sourcesum run`` imports nothing of the board (a subprocess, to see its imports alone;
-    its scores go to a temporary store, never the user's)."""
+def test_run_loads_no_board_and_no_output_but_its_table():
+    """``sourcesum run`` imports nothing of the board (a subprocess, to see its imports alone)."""
     code = (
         "import sys; from sourcesum.cli import main; "
         "main(['run', '--ranker', 'lead', '--split', 'synth_alpha_sys', '--no-progress']); "
         "print(sorted(m for m in sys.modules if m.startswith(('sourcesum.board', 'sourcesum.outputs'))))"
     )
-    env = {**os.environ, "PYTHONPATH": str(SYNTHETIC), "SOURCESUM_SCORES_DIR": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": str(SYNTHETIC)}
     done = subprocess.run(
         [sys.executable, "-c", "import synthetic_datasets; " + code],
         capture_output=True,
