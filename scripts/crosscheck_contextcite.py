@@ -48,7 +48,7 @@ def compare(ranker: Any, pairs: Sequence[Any]) -> dict[str, Any]:
     """The report the script prints, for ``ranker`` (``contextcite``, causal) on ``pairs``."""
     from datasets import Dataset
     from sourcesum.rankers.lm.contextcite import draw_masks, sequence_logit
-    from sourcesum.rankers.lm.engine import causal_variants_nll
+    from sourcesum.rankers.lm.engine import causal_kept_nll
     from sourcesum.rankers.lm.inputs import causal_context, causal_summary
 
     solver, utils = import_package()
@@ -80,7 +80,7 @@ def compare(ranker: Any, pairs: Sequence[Any]) -> dict[str, Any]:
         outputs = utils.aggregate_logit_probs(logit_probs.astype(np.float32))
         weights, _ = solver.LassoRegression(ranker.alpha).fit(masks, outputs, len(response))
         package_seconds += time.perf_counter() - started
-        nll = causal_variants_nll(model, context, [context.kept(m) for m in masks], [response], 1)[0]
+        nll = causal_kept_nll(model, context, [tuple(map(bool, m)) for m in masks], [response], 1)[0]
         targets = sequence_logit(nll, len(response))
         target_diff = max(target_diff, float(np.max(np.abs(targets - outputs))))
         gap = float(np.max(np.abs(np.asarray(scores) - weights)))

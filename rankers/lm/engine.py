@@ -12,7 +12,9 @@ builds a new cache from views of the old one (a dynamic cache grows by concatena
 leaves the viewed tensors untouched). A run over a context keeps the logits of its last
 position only. Under reduced precision, continuations are read in length-sorted buckets
 (:func:`length_buckets`), so little of a batch is padding; in float32 they keep the layout the
-committed float32 scores were computed with (:func:`batches`). Seq2seq models: the encoder runs once over all
+committed float32 scores were computed with (:func:`batches`). Variants that delete several
+sentences (ContextCite's ablated contexts) run as a prefix tree instead (:func:`causal_kept_nll`):
+the tokens variants share before their first difference run once. Seq2seq models: the encoder runs once over all
 variants of a document (batched); every summary of the document reuses those encoder states.
 
 All losses are *mean token negative log-likelihoods* of the continuation (nats per token).
@@ -29,6 +31,7 @@ import numpy as np
 import torch
 from sourcesum.rankers.lm.inputs import Context, recomputed
 from sourcesum.rankers.lm.precision import computes_in_float32
+from sourcesum.rankers.lm.prefix_tree import prefix_tree
 
 _T = TypeVar("_T")
 
@@ -347,6 +350,33 @@ def causal_variants_nll(
         nll = variants_continuation_nll(model, states, summaries, batch_size)
         for row, k in enumerate(group):
             result[:, k] = nll[row]
+    return result
+
+
+@torch.inference_mode()
+def causal_kept_nll(
+    model: Any,
+    context: Context,
+    keeps: Sequence[Sequence[bool]],
+    summaries: Sequence[Sequence[int]],
+    batch_size: int,
+    full: CausalState | None = None,
+) -> np.ndarray:
+    """``(n_summaries, n_keeps)`` mean NLLs of each summary read after each variant of
+    ``context`` that keeps only the segments ``keeps[v]`` marks (the others deleted), the
+    variants run as :func:`prefix_tree`'s passes (``full``: the full context's state, run here
+    if not given); only the states on the current path are held."""
+    full = full if full is not None else run_context(model, context.ids())
+    result = np.full((len(summaries), len(keeps)), np.nan)
+    path: list[tuple[int, CausalState]] = []
+    for index, node in enumerate(prefix_tree(context, keeps)):
+        while path and path[-1][0] != node.parent:
+            path.pop()
+        parent = path[-1][1] if path else full
+        state = run_context(model, node.ids, reuse=parent, reuse_length=node.reuse) if node.run else full
+        path.append((index, state))
+        if node.members:
+            result[:, node.members] = continuation_nll(model, state, summaries, batch_size)[:, None]
     return result
 
 

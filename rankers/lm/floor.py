@@ -7,9 +7,9 @@ forward hook on a tiny model), so the counts are the rankers' real work. The ``p
 ranker's passes are counted apart (``probe:blind``, ``probe:conditioned``: the states of every
 pair, from an empty state cache; the body only, once per document in ``blind`` mode and once per
 summary in ``conditioned`` mode); they are not in :data:`RANKERS`' total, and neither is
-``contextcite`` (its default 32 ablations: the full context once, each distinct ablated
-context of a summary's design after its first deleted sentence, and the summaries sharing that
-design after each, with their logits) nor ``at2`` (the pass that reads a pair's features: the
+``contextcite`` (its default 32 ablations: the full context once, the passes of the prefix
+tree of each design's distinct ablated contexts, and the summaries sharing that design after
+each, with their logits) nor ``at2`` (the pass that reads a pair's features: the
 context but its last token once, then per summary the positions that predict it, as many as
 its tokens; its fit reads the training pairs' features with the same pass, so a run of the
 four splits under ``cross-corpus`` runs this count twice).
@@ -28,8 +28,9 @@ from typing import Any
 from sourcesum.data import Pair, Split
 from sourcesum.rankers.lm.contextcite import ContextCiteRanker
 from sourcesum.rankers.lm.hidden_states import layout
-from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary, recomputed
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
 from sourcesum.rankers.lm.perplexity import PerplexityGainRanker
+from sourcesum.rankers.lm.prefix_tree import prefix_tree
 
 RANKERS = ("perplexity_gain", "pmi", "attention", "attribution")
 """The rankers whose matmul work is counted and totalled."""
@@ -119,9 +120,9 @@ def token_counts(
             for group in citer.sharing(designs):
                 keeps, _ = citer.distinct_keeps(len(sentences), designs[group[0]])
                 group_tokens = sum(read[p][1] for p in group)
-                for keep in keeps:
-                    ids, _, reuse = context.kept(keep)
-                    counts["contextcite"]["body"] += recomputed(len(ids), reuse) + group_tokens
+                passes = prefix_tree(context, keeps)
+                counts["contextcite"]["body"] += sum(node.new_tokens for node in passes)
+                counts["contextcite"]["body"] += len(keeps) * group_tokens
                 counts["contextcite"]["logits"] += len(keeps) * group_tokens
 
         # attribution (saliency; its context has no start token and a space before every

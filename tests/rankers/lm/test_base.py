@@ -14,6 +14,7 @@ from sourcesum.rankers.lm.inputs import (
     DEFAULT_TEMPLATE,
     causal_context,
     causal_summary,
+    recomputed,
     seq2seq_context,
     seq2seq_summary,
     start_tokens,
@@ -544,6 +545,62 @@ def test_batched_leave_one_out_variants_equal_naive_forward_passes(
             ids = context.ids(drop=i) if ablation == "delete" else context.ids()
             mask = [1] * len(ids) if ablation == "delete" else context.mask(hide=i)
             assert got[j, i + 1] == pytest.approx(naive_nll(model, False, ids, mask, target), abs=2e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_prefix_tree_variants_equal_naive_forward_passes(tiny_causal, seed):
+    """Variants run as a prefix tree (random keeps, repeats, the full context and one with
+    nothing kept among them) give each variant's naive loss."""
+    from sourcesum.rankers.lm.engine import causal_kept_nll
+
+    model, tok = tiny_causal
+    context = causal_context(tok, DOC, DEFAULT_TEMPLATE)
+    summaries = [causal_summary(tok, s) for s in SUMMARIES]
+    rng = np.random.default_rng(seed)
+    keeps = [tuple(bool(k) for k in row) for row in rng.random((6, len(DOC))) < 0.5]
+    keeps += [keeps[0], (True,) * len(DOC), (False,) * len(DOC)]
+    got = causal_kept_nll(model, context, keeps, summaries, batch_size=2)
+    assert got.shape == (len(summaries), len(keeps))
+    for v, keep in enumerate(keeps):
+        ids = context.ids(keep=keep)
+        for j, target in enumerate(summaries):
+            assert got[j, v] == pytest.approx(naive_nll(model, False, ids, [1] * len(ids), target), abs=2e-6)
+
+
+def test_prefix_tree_runs_each_shared_prefix_once(tiny_causal):
+    """The tokens the tree runs: the full context once, then per distinct decided prefix only
+    its own tokens (counted by a forward hook), fewer than recomputing each variant from its
+    first deleted segment."""
+    from sourcesum.rankers.lm.engine import causal_kept_nll
+
+    model, tok = tiny_causal
+    context = causal_context(tok, DOC, DEFAULT_TEMPLATE)
+    n = len(DOC)
+    # keep all but the last; drop the first (two ways on); drop the first two
+    keeps = [
+        (True,) * (n - 1) + (False,),
+        (False,) + (True,) * (n - 1),
+        (False,) + (True,) * (n - 2) + (False,),
+    ]
+    seen: list[int] = []
+    hook = model.get_input_embeddings().register_forward_hook(lambda m, a, out: seen.append(a[0].numel()))
+    try:
+        causal_kept_nll(model, context, keeps, [], batch_size=1)
+    finally:
+        hook.remove()
+    length, starts, sizes = len(context.ids()), context.starts, [len(s) for s in context.segments]
+    shared_after_first = starts[n - 1] - starts[1]  # segments 1..n-2, once for both
+    tail = length - starts[n - 1] - sizes[n - 1]
+    expected = [
+        length,  # the full context
+        length - starts[n - 1] - sizes[n - 1],  # first variant: after the last segment
+        shared_after_first,
+        tail + sizes[n - 1],  # second variant keeps the last segment
+        tail,  # third deletes it
+    ]
+    assert sorted(seen) == sorted(expected)
+    flat = sum(recomputed(len(ids), reuse) for ids, _, reuse in map(context.kept, keeps))
+    assert sum(seen) - length < flat
 
 
 def test_variant_groups_cover_every_variant_once_within_the_budget():
