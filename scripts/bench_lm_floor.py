@@ -6,8 +6,9 @@ layer and the floor in minutes per dtype and matmul path, plus the total floor o
 dtype and path (``attribution``, which needs gradients, counted on the default path under
 every path, as it runs). The ``probe`` ranker's passes are counted apart (``probe:blind``,
 ``probe:conditioned``: the states of every pair of the splits, from an empty cache; not in
-the total), and so are ``contextcite`` (its default 32 ablations: the full context once, each
-distinct ablated context after its first deleted sentence, every summary after each) and
+the total), and so are ``contextcite`` (its default 32 ablations: the full context once, the
+passes of the prefix tree of each design's distinct ablated contexts, every summary after each
+context) and
 ``at2`` (its features' pass over the scored pairs; its fit reads the training pairs' features
 with the same pass).
 

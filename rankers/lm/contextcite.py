@@ -108,7 +108,7 @@ class ContextCiteRanker(LMRanker):
     """The surrogate is fitted on float32 losses whose last bits move with the batch layout and
     the CPU's kernels: recomputed alone (``sourcesum verify``, 8 sampled pairs of each XSum
     entry, Intel Xeon), scores computed in document groups differed by at most 1.8e-5 (scores
-    reach 32); the authors' package, on the same masks, by at most 2.4e-5. Entries computed
+    reach 32); the authors' package, on the same masks, by at most 1.9e-5. Entries computed
     before the contexts ran as a prefix tree, recomputed with it (3 sampled pairs each of
     XSum-PEGASUS, CNN/DM-Reference and WiCE, AMD EPYC): at most 4.2e-5."""
     server_refusal = ""

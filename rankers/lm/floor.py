@@ -110,8 +110,8 @@ def token_counts(
             counts["perplexity_gain"]["logits"] += variants * summary_tokens
             counts["attention"]["body"] += length + summary_tokens
             counts["at2"]["body"] += length - 1 + summary_tokens
-            # contextcite: the full context once; per group of summaries sharing a design, each
-            # distinct ablated context after its first deleted sentence, the group after each
+            # contextcite: the full context once; per group of summaries sharing a design, the
+            # prefix tree of its distinct ablated contexts, the group after each context
             pairs = [
                 Pair(id="", split="", sentences=tuple(sentences), summary=s, document=text) for s, _ in read
             ]
