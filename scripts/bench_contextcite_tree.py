@@ -3,7 +3,8 @@ its first deleted sentence (the engine's leave-one-out path), on the same pairs,
 inputs. Prints JSON.
 
 For the whole of ``--split`` it counts the tokens each plan runs through the model body for the
-ablated contexts (no model pass: :func:`~sourcesum.rankers.lm.prefix_tree.prefix_tree` against
+ablated contexts, as the ranker runs them (once per document and design; no model pass:
+:func:`~sourcesum.rankers.lm.prefix_tree.prefix_tree` against
 :func:`~sourcesum.rankers.lm.inputs.recomputed` per distinct context; pairs beyond the window
 under ``overflow=ties`` left out). For ``--pairs`` of them (ids, or the first N) it then times
 both plans in this process (CPU seconds, after the document's own pass, which both share) and
@@ -24,21 +25,29 @@ import numpy as np
 
 
 def token_counts(ranker: Any, pairs: list[Any], window: int | None) -> dict[str, int]:
-    """Body tokens of the ablated contexts under each plan, over ``pairs`` (the pairs whose
-    reading fits ``window``), and the number of pairs counted."""
+    """Body tokens of the ablated contexts under each plan over ``pairs``, as the ranker runs
+    them: per document, each group of its pairs that share a design once (:meth:`sharing`),
+    the pairs whose reading exceeds ``window`` left out; and the number of pairs counted."""
     from sourcesum.rankers.lm.inputs import causal_context, causal_summary, recomputed
     from sourcesum.rankers.lm.prefix_tree import prefix_tree
 
     tokenizer = ranker.lm().tokenizer
-    tree = flat = counted = 0
+    documents: dict[tuple[str, tuple[str, ...]], list[Any]] = {}
     for pair in pairs:
-        context = causal_context(tokenizer, pair.sentences, ranker.template)
-        if window is not None and len(context.ids()) + len(causal_summary(tokenizer, pair.summary)) > window:
-            continue
-        counted += 1
-        keeps, _ = ranker.distinct_keeps(pair.n_sentences, ranker.designs([pair])[0])
-        tree += sum(node.new_tokens for node in prefix_tree(context, keeps))
-        flat += sum(recomputed(len(ids), reuse) for ids, _, reuse in map(context.kept, keeps))
+        documents.setdefault((pair.document_key, pair.sentences), []).append(pair)
+    tree = flat = counted = 0
+    for group in documents.values():
+        context = causal_context(tokenizer, group[0].sentences, ranker.template)
+        length = len(context.ids())
+        fitting = [
+            p for p in group if window is None or length + len(causal_summary(tokenizer, p.summary)) <= window
+        ]
+        counted += len(fitting)
+        designs = ranker.designs(fitting)
+        for shared in ranker.sharing(designs):
+            keeps, _ = ranker.distinct_keeps(fitting[0].n_sentences, designs[shared[0]])
+            tree += sum(node.new_tokens for node in prefix_tree(context, keeps))
+            flat += sum(recomputed(len(ids), reuse) for ids, _, reuse in map(context.kept, keeps))
     return {"pairs": counted, "tree_tokens": tree, "flat_tokens": flat}
 
 

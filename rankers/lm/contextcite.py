@@ -25,7 +25,7 @@ three seeds the generator), so a pair's scores never depend on the pairs it is s
 the summaries of a document with the same ablated sentences (all of them when ``shortlist=0``)
 read the same ablated contexts: each distinct context is run once and those summaries are read
 after it together. Causal models run a design's distinct contexts as a prefix tree
-(:func:`~sourcesum.rankers.lm.engine.prefix_tree`): the tokens that contexts deciding the same
+(:func:`~sourcesum.rankers.lm.prefix_tree.prefix_tree`): the tokens that contexts deciding the same
 sentences alike share run once, on the cache of the document or of their shared prefix.
 Seq2seq models run one encoder pass per distinct context.
 

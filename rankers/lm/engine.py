@@ -13,9 +13,10 @@ leaves the viewed tensors untouched). A run over a context keeps the logits of i
 position only. Under reduced precision, continuations are read in length-sorted buckets
 (:func:`length_buckets`), so little of a batch is padding; in float32 they keep the layout the
 committed float32 scores were computed with (:func:`batches`). Variants that delete several
-sentences (ContextCite's ablated contexts) run as a prefix tree instead (:func:`causal_kept_nll`):
-the tokens variants share before their first difference run once. Seq2seq models: the encoder runs once over all
-variants of a document (batched); every summary of the document reuses those encoder states.
+sentences (ContextCite's ablated contexts) run as a prefix tree instead
+(:func:`causal_kept_nll`): the tokens variants share before their first difference run once.
+Seq2seq models: the encoder runs once over all variants of a document (batched); every summary
+of the document reuses those encoder states.
 
 All losses are *mean token negative log-likelihoods* of the continuation (nats per token).
 """
@@ -372,6 +373,7 @@ def causal_kept_nll(
     for index, node in enumerate(prefix_tree(context, keeps)):
         while path and path[-1][0] != node.parent:
             path.pop()
+        assert node.parent == -1 or path, "prefix_tree's nodes come after their parent"
         parent = path[-1][1] if path else full
         state = run_context(model, node.ids, reuse=parent, reuse_length=node.reuse) if node.run else full
         path.append((index, state))

@@ -41,8 +41,9 @@ def prefix_tree(context: Context, keeps: Sequence[Sequence[bool]]) -> list[TreeN
     deleted segment on."""
     if not keeps:
         return []
-    cuts = sorted({i for keep in keeps for i, kept in enumerate(keep) if not kept})
     sizes = [len(segment) for segment in context.segments]
+    # deleting an empty segment changes no token: variants that differ only there share a leaf
+    cuts = sorted({i for keep in keeps for i, kept in enumerate(keep) if not kept and sizes[i]})
     variant_ids = [context.ids(keep=keep) for keep in keeps]
     nodes: list[TreeNode] = []
 
@@ -56,20 +57,24 @@ def prefix_tree(context: Context, keeps: Sequence[Sequence[bool]]) -> list[TreeN
     def grow(members: list[int], level: int, parent: int, shared: int, on_full: bool) -> None:
         """``members`` agree on ``cuts[:level]`` and share their first ``shared`` tokens, which
         ``parent``'s cache holds (-1: the full context's); ``on_full``: none of those deleted."""
-        first = members[0]
+        representative = members[0]  # they agree up to `split`, so any one of them
         split = level
         while split < len(cuts) and len({bool(keeps[v][cuts[split]]) for v in members}) == 1:
             split += 1
-        reach, leaf = before(first, split), split == len(cuts)
+        reach, leaf = before(representative, split), split == len(cuts)
         if on_full:
-            deleted = [at for at in range(level, split) if not keeps[first][cuts[at]]]
-            if not deleted and leaf:  # the full context itself
-                nodes.append(TreeNode(-1, reach, variant_ids[first], members, run=False))
+            deleted = [at for at in range(level, split) if not keeps[representative][cuts[at]]]
+            if not deleted and leaf:  # the full context itself: its state is already there
+                nodes.append(TreeNode(-1, reach, variant_ids[representative], members, run=False))
                 return
+            # still the full context up to `reach`, or up to the first segment they delete
             on_full = not deleted
-            shared = reach if on_full else before(first, deleted[0])
+            shared = reach if on_full else before(representative, deleted[0])
+        # a pass for their new tokens; on a leaf always, as its variants need its last logits
         if leaf or (not on_full and reach > shared):
-            nodes.append(TreeNode(parent, shared, variant_ids[first][:reach], members if leaf else []))
+            nodes.append(
+                TreeNode(parent, shared, variant_ids[representative][:reach], members if leaf else [])
+            )
             parent, shared = len(nodes) - 1, reach
         if not leaf:
             for kept in (True, False):

@@ -576,7 +576,7 @@ def test_prefix_tree_runs_each_shared_prefix_once(tiny_causal):
     model, tok = tiny_causal
     context = causal_context(tok, DOC, DEFAULT_TEMPLATE)
     n = len(DOC)
-    # keep all but the last; drop the first (two ways on); drop the first two
+    # drop the last; drop the first; drop the first and the last
     keeps = [
         (True,) * (n - 1) + (False,),
         (False,) + (True,) * (n - 1),

@@ -10,17 +10,18 @@ from sourcesum.rankers.lm.prefix_tree import prefix_tree
 
 
 def _context(rng: np.random.Generator, n: int) -> Context:
-    """Distinct token ids per position, segment lengths 0-6 (empty segments included)."""
+    """Distinct token ids per position, segment lengths 0-6 (empty segments included); the head
+    and the middle (the template's text around the document) empty or not."""
     lengths = rng.integers(0, 7, size=n)
     ids = iter(range(10, 10_000))
     return Context(
-        head=(1, 2),
+        head=(1, 2)[: int(rng.integers(0, 3))],
         segments=tuple(tuple(next(ids) for _ in range(k)) for k in lengths),
-        middle=(3, 4, 5),
+        middle=(3, 4, 5)[: int(rng.integers(0, 4))],
     )
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(200))
 def test_each_variant_is_its_path_and_the_tree_never_runs_more_than_flat(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 12))
@@ -59,4 +60,18 @@ def test_variants_that_decide_alike_share_one_pass():
         (-1, 1, 3, []),  # segment 1, after the head (segment 0 deleted)
         (0, 4, 3, [0]),  # segment 2 and the middle
         (0, 4, 1, [1]),  # the middle
+    ]
+
+
+def test_variants_that_differ_only_on_empty_segments_share_a_leaf():
+    """Deleting an empty segment changes no token: such variants are one leaf. A leaf whose
+    tokens are its parent's (nothing after its deleted segment) reruns its last token only."""
+    keeps = [(False, True, True), (False, True, False)]
+    nodes = prefix_tree(Context(head=(1,), segments=((5,), (10,), ()), middle=()), keeps)
+    assert [(n.parent, n.reuse, n.new_tokens, n.members) for n in nodes] == [(-1, 1, 1, [0, 1])]
+    nodes = prefix_tree(Context(head=(1,), segments=((5,), (10,), (11,)), middle=()), keeps)
+    assert [(n.parent, n.reuse, n.new_tokens, n.members) for n in nodes] == [
+        (-1, 1, 1, []),  # segment 1 after the head
+        (0, 2, 1, [0]),  # segment 2
+        (0, 2, 1, [1]),  # nothing new: its last token again
     ]
