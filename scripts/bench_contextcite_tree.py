@@ -24,31 +24,33 @@ from typing import Any
 import numpy as np
 
 
-def token_counts(ranker: Any, pairs: list[Any], window: int | None) -> dict[str, int]:
-    """Body tokens of the ablated contexts under each plan over ``pairs``, as the ranker runs
-    them: per document, each group of its pairs that share a design once (:meth:`sharing`),
-    the pairs whose reading exceeds ``window`` left out; and the number of pairs counted."""
+def token_counts(ranker: Any, split: Any, window: int | None) -> dict[str, int]:
+    """Body tokens of the ablated contexts under each plan over ``split``, as the ranker runs
+    them: per document (:func:`~sourcesum.rankers.lm.floor.documents`: its distinct summaries),
+    each group of its summaries that share a design once (:meth:`sharing`), those whose reading
+    exceeds ``window`` left out; and the number of summaries counted."""
+    from sourcesum.data import Pair
+    from sourcesum.rankers.lm.floor import documents
     from sourcesum.rankers.lm.inputs import causal_context, causal_summary, recomputed
     from sourcesum.rankers.lm.prefix_tree import prefix_tree
 
     tokenizer = ranker.lm().tokenizer
-    documents: dict[tuple[str, tuple[str, ...]], list[Any]] = {}
-    for pair in pairs:
-        documents.setdefault((pair.document_key, pair.sentences), []).append(pair)
     tree = flat = counted = 0
-    for group in documents.values():
-        context = causal_context(tokenizer, group[0].sentences, ranker.template)
+    for sentences, summaries, text in documents([split]):
+        context = causal_context(tokenizer, sentences, ranker.template)
         length = len(context.ids())
         fitting = [
-            p for p in group if window is None or length + len(causal_summary(tokenizer, p.summary)) <= window
+            Pair(id="", split="", sentences=sentences, summary=summary, document=text)
+            for summary in summaries
+            if window is None or length + len(causal_summary(tokenizer, summary)) <= window
         ]
         counted += len(fitting)
         designs = ranker.designs(fitting)
         for shared in ranker.sharing(designs):
-            keeps, _ = ranker.distinct_keeps(fitting[0].n_sentences, designs[shared[0]])
+            keeps, _ = ranker.distinct_keeps(len(sentences), designs[shared[0]])
             tree += sum(node.new_tokens for node in prefix_tree(context, keeps))
             flat += sum(recomputed(len(ids), reuse) for ids, _, reuse in map(context.kept, keeps))
-    return {"pairs": counted, "tree_tokens": tree, "flat_tokens": flat}
+    return {"summaries": counted, "tree_tokens": tree, "flat_tokens": flat}
 
 
 def time_pair(ranker: Any, pair: Any) -> dict[str, Any]:
@@ -116,7 +118,7 @@ def main() -> int:
             parser.error(f"--pairs: not in {split.name}: {', '.join(missing)}")
     config = ranker.lm().model.config
     window = getattr(config, "max_position_embeddings", None) if args.overflow == "ties" else None
-    counts = token_counts(ranker, list(split.pairs), window)
+    counts = token_counts(ranker, split, window)
     timed = [time_pair(ranker, pair) for pair in chosen]
     tree_s, flat_s = sum(t["tree_cpu_s"] for t in timed), sum(t["flat_cpu_s"] for t in timed)
     report = {
