@@ -26,30 +26,19 @@ import numpy as np
 
 def token_counts(ranker: Any, split: Any, window: int | None) -> dict[str, int]:
     """Body tokens of the ablated contexts under each plan over ``split``, as the ranker runs
-    them: per document (:func:`~sourcesum.rankers.lm.floor.documents`: its distinct summaries),
-    each group of its summaries that share a design once (:meth:`sharing`), those whose reading
-    exceeds ``window`` left out; and the number of summaries counted."""
-    from sourcesum.data import Pair
-    from sourcesum.rankers.lm.floor import documents
-    from sourcesum.rankers.lm.inputs import causal_context, causal_summary, recomputed
+    them (:func:`~sourcesum.rankers.lm.floor.contextcite_plans` over the runner's documents:
+    each group of a document's summaries that share a design once, those whose reading exceeds
+    ``window`` left out); and the number of summaries counted."""
+    from sourcesum.rankers.lm.floor import contextcite_plans, documents
+    from sourcesum.rankers.lm.inputs import recomputed
     from sourcesum.rankers.lm.prefix_tree import prefix_tree
 
-    tokenizer = ranker.lm().tokenizer
     tree = flat = counted = 0
-    for sentences, summaries, text in documents([split]):
-        context = causal_context(tokenizer, sentences, ranker.template)
-        length = len(context.ids())
-        fitting = [
-            Pair(id="", split="", sentences=sentences, summary=summary, document=text)
-            for summary in summaries
-            if window is None or length + len(causal_summary(tokenizer, summary)) <= window
-        ]
-        counted += len(fitting)
-        designs = ranker.designs(fitting)
-        for shared in ranker.sharing(designs):
-            keeps, _ = ranker.distinct_keeps(len(sentences), designs[shared[0]])
-            tree += sum(node.new_tokens for node in prefix_tree(context, keeps))
-            flat += sum(recomputed(len(ids), reuse) for ids, _, reuse in map(context.kept, keeps))
+    for plan in contextcite_plans(ranker, ranker.lm().tokenizer, documents([split]), window):
+        for keeps, summary_tokens in plan.groups:
+            counted += len(summary_tokens)
+            tree += sum(node.new_tokens for node in prefix_tree(plan.context, keeps))
+            flat += sum(recomputed(len(ids), reuse) for ids, _, reuse in map(plan.context.kept, keeps))
     return {"summaries": counted, "tree_tokens": tree, "flat_tokens": flat}
 
 

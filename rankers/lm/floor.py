@@ -22,13 +22,13 @@ hand-made pairs have it)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 from sourcesum.data import Pair, Split
 from sourcesum.rankers.lm.contextcite import ContextCiteRanker
 from sourcesum.rankers.lm.hidden_states import layout
-from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, causal_context, causal_summary
+from sourcesum.rankers.lm.inputs import DEFAULT_TEMPLATE, Context, causal_context, causal_summary
 from sourcesum.rankers.lm.perplexity import PerplexityGainRanker
 from sourcesum.rankers.lm.prefix_tree import prefix_tree
 
@@ -54,6 +54,41 @@ def documents(splits: Iterable[Split]) -> list[tuple[tuple[str, ...], list[str],
     return [(key[1], list(summaries), texts[key]) for key, summaries in groups.items()]
 
 
+class ContextCitePlan(NamedTuple):
+    """What ``contextcite`` runs for one document: its ``context`` (run once in full), and per
+    group of its summaries that share a design, the design's distinct kept-sentence vectors
+    (``keeps``: the ablated contexts, run as a prefix tree, each followed by the group) and the
+    token counts of the group's summaries."""
+
+    context: Context
+    groups: list[tuple[list[tuple[bool, ...]], list[int]]]
+
+
+def contextcite_plans(
+    ranker: ContextCiteRanker, tokenizer: Any, docs: Iterable[Document], window: int | None = None
+) -> Iterator[ContextCitePlan]:
+    """``ranker``'s plan per document that has a summary it reads: the summaries whose reading
+    (context + summary) exceeds ``window`` left out, as under ``overflow=ties``; the designs
+    drawn for the remaining ones (:meth:`~ContextCiteRanker.designs`, seeded by the document
+    text) and grouped as the ranker shares them (:meth:`~ContextCiteRanker.sharing`)."""
+    for doc in docs:
+        sentences = tuple(doc[0])
+        text = doc[2] if len(doc) > 2 else "\n".join(sentences)
+        context = causal_context(tokenizer, sentences, ranker.template)
+        length = len(context.ids())
+        read = [(s, len(causal_summary(tokenizer, s))) for s in doc[1]]
+        read = [(s, n) for s, n in read if window is None or length + n <= window]
+        if not read:
+            continue
+        pairs = [Pair(id="", split="", sentences=sentences, summary=s, document=text) for s, _ in read]
+        designs = ranker.designs(pairs)
+        groups = []
+        for shared in ranker.sharing(designs):
+            keeps, _ = ranker.distinct_keeps(len(sentences), designs[shared[0]])
+            groups.append((keeps, [read[p][1] for p in shared]))
+        yield ContextCitePlan(context, groups)
+
+
 def token_counts(
     tokenizer: Any,
     docs: Sequence[Document],
@@ -71,7 +106,6 @@ def token_counts(
     counts = {name: {"body": 0, "logits": 0} for name in names}
     counts["pmi"]["body"] += 1  # the start token's own pass, once per run
     chooser = PerplexityGainRanker(shortlist=shortlist) if shortlist else None
-    citer = ContextCiteRanker(shortlist=shortlist)
 
     def fitting(length: int, tokens: list[tuple[str, int]]) -> list[tuple[str, int]]:
         """The (summary, tokens) pairs whose reading after a context of ``length`` fits."""
@@ -79,7 +113,6 @@ def token_counts(
 
     for doc in docs:
         sentences, every_summary = doc[0], doc[1]
-        text = doc[2] if len(doc) > 2 else "\n".join(sentences)
         # probe: its own layout (the document, after the summary when conditioned), body only
         for mode, readings in (("blind", [None]), ("conditioned", every_summary)):
             lengths = [len(layout(tokenizer, sentences, summary).ids()) for summary in readings]
@@ -110,21 +143,6 @@ def token_counts(
             counts["perplexity_gain"]["logits"] += variants * summary_tokens
             counts["attention"]["body"] += length + summary_tokens
             counts["at2"]["body"] += length - 1 + summary_tokens
-            # contextcite: the full context once; per group of summaries sharing a design, the
-            # prefix tree of its distinct ablated contexts, the group after each context
-            pairs = [
-                Pair(id="", split="", sentences=tuple(sentences), summary=s, document=text) for s, _ in read
-            ]
-            designs = citer.designs(pairs)
-            counts["contextcite"]["body"] += length
-            for group in citer.sharing(designs):
-                keeps, _ = citer.distinct_keeps(len(sentences), designs[group[0]])
-                group_tokens = sum(read[p][1] for p in group)
-                passes = prefix_tree(context, keeps)
-                counts["contextcite"]["body"] += sum(node.new_tokens for node in passes)
-                counts["contextcite"]["body"] += len(keeps) * group_tokens
-                counts["contextcite"]["logits"] += len(keeps) * group_tokens
-
         # attribution (saliency; its context has no start token and a space before every
         # sentence): the context forward once (its last position's logits), each summary forward
         # with its logits, then one backward pass per summary through the summary, its logits
@@ -138,4 +156,13 @@ def token_counts(
             forward = length + sum(n for _, n in read)
             counts["attribution"]["body"] += forward + sum(length + n for _, n in read)
             counts["attribution"]["logits"] += 1 + sum(n for _, n in read) + sum(1 + n for _, n in read)
+
+    # contextcite: the full context once; per group of summaries sharing a design, the prefix
+    # tree of its distinct ablated contexts, the group after each context (with its logits)
+    for plan in contextcite_plans(ContextCiteRanker(shortlist=shortlist), tokenizer, docs, window):
+        counts["contextcite"]["body"] += len(plan.context.ids())
+        for keeps, group_tokens in plan.groups:
+            counts["contextcite"]["body"] += sum(node.new_tokens for node in prefix_tree(plan.context, keeps))
+            counts["contextcite"]["body"] += len(keeps) * sum(group_tokens)
+            counts["contextcite"]["logits"] += len(keeps) * sum(group_tokens)
     return counts
