@@ -98,9 +98,10 @@ def token_counts(
     """Tokens through the model body, and tokens whose logits are needed, per ranker.
 
     ``shortlist=K``: ``perplexity_gain`` ablates only the union of its pairs' K BM25-best
-    sentences per document (the ranker's own shortlist). ``window``: a summary whose document
-    reading (context + summary) exceeds it is not run by the rankers that read the whole
-    document (``perplexity_gain``, ``attention``, ``attribution``), as under ``overflow=ties``.
+    sentences per document, ``contextcite`` only each pair's K (the rankers' own shortlists).
+    ``window``: a reading of the whole document (context + summary; the probe's own layout)
+    that exceeds it is not run, as under ``overflow=ties``: by every ranker but ``pmi``, which
+    reads each sentence alone.
     """
     names = (*RANKERS, *(f"probe:{m}" for m in PROBE_MODES), "contextcite", "at2")
     counts = {name: {"body": 0, "logits": 0} for name in names}
