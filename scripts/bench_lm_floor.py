@@ -1,28 +1,27 @@
 """The least time the LM rankers can take on this machine: their matmul work at the machine's
 measured matmul throughput. Prints JSON: the model, the torch threads, the GFLOP per token of the
 model body and of its output layer, the measured GFLOP/s per dtype, and per ranker
-(``perplexity_gain``, ``pmi``, ``attention``, ``attribution``) the tokens through the body and through the output
-layer and the floor in minutes per dtype and matmul path, plus the total floor of the four per
-dtype and path (``attribution``, which needs gradients, counted on the default path under
-every path, as it runs). The ``probe`` ranker's passes are counted apart (``probe:blind``,
-``probe:conditioned``: the states of every pair of the splits, from an empty cache; not in
-the total), and so are ``contextcite`` (its default 32 ablations: the full context once, the
-passes of the prefix tree of each design's distinct ablated contexts, every summary after each
-context) and
-``at2`` (its features' pass over the scored pairs; its fit reads the training pairs' features
-with the same pass).
+(``perplexity_gain``, ``pmi``, ``attention``, ``attribution``) the tokens through the body and
+through the output layer and the floor in minutes per dtype and matmul path, plus the total
+floor of the four per dtype and path (``attribution``, which needs gradients, counted on the
+default path under every path, as it runs). The ``probe`` ranker's passes are counted apart
+(``probe:blind``, ``probe:conditioned``: the states of every pair of the splits, from an empty
+cache; not in the total), and so are ``contextcite`` (its default 32 ablations: the full context
+once, the passes of the prefix tree of each design's distinct ablated contexts, every summary
+after each context) and ``at2`` (its features' pass over the scored pairs; its fit reads the
+training pairs' features with the same pass).
 
 For the default model (or ``--model``) it counts the tokens each ranker must run through the
 model over SourceSum's four board splits (or ``--split``; the engine's own inputs: the runner's
 cross-split document groups; leave-one-out suffixes for ``perplexity_gain``, over its
-``--shortlist`` only when given; every sentence once per summary plus once unconditioned for
-``pmi``; the document once per document and each summary once for ``attention``; for
-``attribution`` with its default method, saliency, the document once, each summary once forward
-with its logits, and one backward pass per summary through the summary and the document, input
-gradients only, which costs what a forward pass does; ``probe``, the body only, once per
-document in ``blind`` mode and once per summary in ``conditioned`` mode). Summaries whose document reading exceeds
-the model's window are left out for the rankers that read the whole document, as they run
-nothing there under ``overflow=ties``. It multiplies by the FLOPs per token of the model's
+``--shortlist`` only when given, as ``contextcite`` ablates only each pair's; every sentence once
+per summary plus once unconditioned for ``pmi``; the document once per document and each summary
+once for ``attention``; for ``attribution`` with its default method, saliency, the document
+once, each summary once forward with its logits, and one backward pass per summary through the
+summary and the document, input gradients only, which costs what a forward pass does; ``probe``,
+the body only, once per document in ``blind`` mode and once per summary in ``conditioned``
+mode). Summaries whose document reading exceeds the model's window are left out for the rankers
+that read the whole document, as they run nothing there under ``overflow=ties``. It multiplies by the FLOPs per token of the model's
 Linear layers (``2 x in x out`` per layer, plus the output layer where logits are needed), and
 divides by the throughput of the Linear layers measured here on the model's own layer shapes,
 per dtype and per **matmul path** the installed torch offers: ``default``
@@ -183,7 +182,9 @@ def main() -> None:
     parser.add_argument(
         "--split", default=None, help="splits to count (default: SourceSum's four board splits)"
     )
-    parser.add_argument("--shortlist", type=int, default=0, help="perplexity_gain's shortlist=K")
+    parser.add_argument(
+        "--shortlist", type=int, default=0, help="the shortlist=K of perplexity_gain and contextcite"
+    )
     parser.add_argument(
         "--window",
         type=int,
