@@ -20,18 +20,18 @@ once for ``attention``; for ``attribution`` with its default method, saliency, t
 once, each summary once forward with its logits, and one backward pass per summary through the
 summary and the document, input gradients only, which costs what a forward pass does; ``probe``,
 the body only, once per document in ``blind`` mode and once per summary in ``conditioned``
-mode). Summaries whose document reading exceeds the model's window are left out for the rankers
-that read the whole document, as they run nothing there under ``overflow=ties``. It multiplies by the FLOPs per token of the model's
-Linear layers (``2 x in x out`` per layer, plus the output layer where logits are needed), and
-divides by the throughput of the Linear layers measured here on the model's own layer shapes,
-per dtype and per **matmul path** the installed torch offers: ``default``
+mode). Summaries whose document reading exceeds the model's window are left out for the rankers that
+read the whole document, as they run nothing there under ``overflow=ties``. It multiplies by the
+FLOPs per token of the model's Linear layers (``2 x in x out`` per layer, plus the output layer
+where logits are needed), and divides by the throughput of the Linear layers measured here on the
+model's own layer shapes, per dtype and per **matmul path** the installed torch offers: ``default``
 (``torch.nn.functional.linear``: torch's BLAS, MKL on x86 wheels) and ``onednn`` (the layer
 converted as the engine converts it with ``matmul=onednn``: ``torch.utils.mkldnn.MkldnnLinear``,
-oneDNN, dense inputs converted on the way in and out). It prints the CPU model and vendor,
-torch's BLAS and oneDNN build facts, the path with the highest throughput per dtype
-(``favoured``), the path the engine's ``matmul=auto`` takes here (``auto_path``, chosen from CPU
-and library facts, never from a timing) and the floor under every path. Norms, attention
-scores, padding and Python overhead are left out, so real runs can only be slower.
+oneDNN, dense inputs converted on the way in and out). It prints the CPU model and vendor, torch's
+BLAS and oneDNN build facts, the path with the highest throughput per dtype (``favoured``), the path
+the engine's ``matmul=auto`` takes here (``auto_path``, chosen from CPU and library facts, never
+from a timing) and the floor under every path. Norms, attention scores, padding and Python overhead
+are left out, so real runs can only be slower.
 
     python scripts/bench_lm_floor.py [--threads 2] [--dtypes float32,bfloat16] [--paths default,onednn]
                                      [--split wice_test] [--shortlist K] [--window N]
